@@ -1,0 +1,4 @@
+//! Shared pieces of the `channels` benchmark.
+
+pub mod peers;
+pub mod run;

@@ -1,0 +1,84 @@
+//! The one place where the core gets its synchronization primitives.
+//!
+//! Under `cfg(loom)` every primitive comes from loom, so that the loom models
+//! in `tests/loom.rs` explore the real core, not a copy of it.
+
+#[cfg(not(loom))]
+mod imp {
+    pub(crate) use std::sync::atomic::{AtomicU8, Ordering};
+    pub(crate) use std::sync::Arc;
+    pub(crate) use std::thread::{current, park, park_timeout, yield_now, Thread};
+
+    /// A `parking_lot` mutex: no poisoning, so a panic under the lock only
+    /// releases it.
+    #[derive(Default)]
+    pub(crate) struct Mutex<T>(parking_lot::Mutex<T>);
+
+    pub(crate) type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+
+    impl<T> Mutex<T> {
+        pub(crate) fn new(value: T) -> Self {
+            Mutex(parking_lot::Mutex::new(value))
+        }
+
+        #[inline]
+        pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+            self.0.lock()
+        }
+
+        pub(crate) fn get_mut(&mut self) -> &mut T {
+            self.0.get_mut()
+        }
+    }
+
+    /// How many rounds a blocked thread spins before it parks.
+    pub(crate) const SPIN_ROUNDS: u32 = 6;
+    /// How many times it yields its time slice after spinning.
+    pub(crate) const YIELD_ROUNDS: u32 = 2;
+
+    #[inline]
+    pub(crate) fn spin_loop() {
+        std::hint::spin_loop()
+    }
+}
+
+#[cfg(loom)]
+mod imp {
+    pub(crate) use loom::sync::atomic::{AtomicU8, Ordering};
+    pub(crate) use loom::sync::Arc;
+    pub(crate) use loom::thread::{current, park, yield_now, Thread};
+
+    /// loom's mutex, with poisoning ignored like `parking_lot`.
+    pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
+
+    pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+    impl<T> Mutex<T> {
+        pub(crate) fn new(value: T) -> Self {
+            Mutex(loom::sync::Mutex::new(value))
+        }
+
+        pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        pub(crate) fn get_mut(&mut self) -> &mut T {
+            self.0.get_mut().unwrap_or_else(|e| e.into_inner())
+        }
+    }
+
+    /// loom explores every spin, so the models do not spin at all.
+    pub(crate) const SPIN_ROUNDS: u32 = 0;
+    pub(crate) const YIELD_ROUNDS: u32 = 0;
+
+    pub(crate) fn spin_loop() {
+        loom::hint::spin_loop()
+    }
+
+    /// loom does not model time: a timed park is a plain park there.
+    pub(crate) fn park_timeout(_: std::time::Duration) {
+        loom::thread::park()
+    }
+}
+
+pub(crate) use imp::*;
