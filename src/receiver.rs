@@ -3,7 +3,6 @@
 //! two views of the same core.
 
 use std::fmt;
-use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::core::Chan;
@@ -256,26 +255,20 @@ impl<T> AsyncReceiver<T> {
     /// assert_eq!(rx.recv_many(&mut buf, 8).await, 5);
     /// # });
     /// ```
-    pub fn recv_many<'a>(
-        &'a self,
-        buf: &'a mut Vec<T>,
-        limit: usize,
-    ) -> impl Future<Output = usize> + 'a {
-        async move {
-            if limit == 0 {
-                return 0;
+    pub async fn recv_many(&self, buf: &mut Vec<T>, limit: usize) -> usize {
+        if limit == 0 {
+            return 0;
+        }
+        let n = self.h.try_recv_many(buf, limit);
+        if n > 0 {
+            return n;
+        }
+        match self.recv().await {
+            Ok(v) => {
+                buf.push(v);
+                1 + self.h.try_recv_many(buf, limit - 1)
             }
-            let n = self.h.try_recv_many(buf, limit);
-            if n > 0 {
-                return n;
-            }
-            match self.recv().await {
-                Ok(v) => {
-                    buf.push(v);
-                    1 + self.h.try_recv_many(buf, limit - 1)
-                }
-                Err(RecvError) => 0,
-            }
+            Err(RecvError) => 0,
         }
     }
 

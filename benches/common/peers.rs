@@ -12,6 +12,10 @@
 //!
 //! The small `async move { .. }` wrappers cost the same for every peer.
 
+// The impls spell out `impl Future + Send` like the traits, so a peer whose future is not `Send`
+// fails here rather than at a distant spawn.
+#![allow(clippy::manual_async_fn)]
+
 use std::future::Future;
 
 /// The queue axis of the grid.
@@ -399,7 +403,10 @@ fn tokio_make(q: Queue, p: usize, c: usize) -> Chans<TokioTx, TokioRx> {
         Queue::Bounded(0) => None,
         Queue::Bounded(n) => {
             let (tx, rx) = tokio::sync::mpsc::channel(n);
-            Some((fan(tx, p).into_iter().map(TokioTx::Bounded).collect(), vec![TokioRx::Bounded(rx)]))
+            Some((
+                fan(tx, p).into_iter().map(TokioTx::Bounded).collect(),
+                vec![TokioRx::Bounded(rx)],
+            ))
         }
         Queue::Unbounded => {
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

@@ -28,7 +28,9 @@ fn values(i: usize, p: usize, m: usize) -> impl Iterator<Item = usize> {
 pub fn check(tallies: impl IntoIterator<Item = Tally>, m: usize) {
     let (n, s) = tallies
         .into_iter()
-        .fold((0usize, 0usize), |(n, s), (a, b)| (n + a, s.wrapping_add(b)));
+        .fold((0usize, 0usize), |(n, s), (a, b)| {
+            (n + a, s.wrapping_add(b))
+        });
     assert_eq!(n, m, "count");
     assert_eq!(s, m.wrapping_mul(m.wrapping_sub(1)) / 2, "checksum");
 }
