@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use crate::error::{RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
+use crate::error::{RecvError, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
 use crate::sync::{self, Arc, Mutex};
 use crate::waiter::{Deferred, Signal, Waiter};
 
@@ -563,6 +563,30 @@ impl<T> Chan<T> {
             }
             n
         })
+    }
+
+    /// `recv_many` before waiting: `Some(n)` if it is done without a wait
+    /// (values were ready, or `limit` is 0).
+    pub(crate) fn recv_many_ready(&self, buf: &mut Vec<T>, limit: usize) -> Option<usize> {
+        let n = self.try_recv_many(buf, limit);
+        (n > 0 || limit == 0).then_some(n)
+    }
+
+    /// `recv_many` after waiting for its first value: that one, then whatever
+    /// else is ready, up to `limit`.
+    pub(crate) fn recv_many_rest(
+        &self,
+        first: Result<T, RecvError>,
+        buf: &mut Vec<T>,
+        limit: usize,
+    ) -> usize {
+        match first {
+            Ok(v) => {
+                buf.push(v);
+                1 + self.try_recv_many(buf, limit - 1)
+            }
+            Err(RecvError) => 0,
+        }
     }
 
     /// Blocking receive; `deadline` of `None` waits for ever.

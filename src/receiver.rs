@@ -125,19 +125,9 @@ impl<T> Receiver<T> {
     /// assert_eq!(buf, [0, 1, 2, 3]);
     /// ```
     pub fn recv_many(&self, buf: &mut Vec<T>, limit: usize) -> usize {
-        if limit == 0 {
-            return 0;
-        }
-        let n = self.h.try_recv_many(buf, limit);
-        if n > 0 {
-            return n;
-        }
-        match self.recv() {
-            Ok(v) => {
-                buf.push(v);
-                1 + self.h.try_recv_many(buf, limit - 1)
-            }
-            Err(RecvError) => 0,
+        match self.h.recv_many_ready(buf, limit) {
+            Some(n) => n,
+            None => self.h.recv_many_rest(self.recv(), buf, limit),
         }
     }
 
@@ -256,19 +246,9 @@ impl<T> AsyncReceiver<T> {
     /// # });
     /// ```
     pub async fn recv_many(&self, buf: &mut Vec<T>, limit: usize) -> usize {
-        if limit == 0 {
-            return 0;
-        }
-        let n = self.h.try_recv_many(buf, limit);
-        if n > 0 {
-            return n;
-        }
-        match self.recv().await {
-            Ok(v) => {
-                buf.push(v);
-                1 + self.h.try_recv_many(buf, limit - 1)
-            }
-            Err(RecvError) => 0,
+        match self.h.recv_many_ready(buf, limit) {
+            Some(n) => n,
+            None => self.h.recv_many_rest(self.recv().await, buf, limit),
         }
     }
 
