@@ -309,7 +309,7 @@ impl<T> Chan<T> {
             let mut state = self.state.lock();
             f(&mut state, &mut d)
         };
-        drop(d);
+        d.run();
         r
     }
 

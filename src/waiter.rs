@@ -186,22 +186,39 @@ impl<T> Signal<T> {
 
 /// Work that must wait until the core lock is released: wake-ups, and values
 /// and wakers to drop. Collected under the lock, run by `Drop` (which
-/// `Chan::locked` arranges to happen after the guard is gone).
+/// `Chan::locked` arranges to happen after the guard is gone). The common
+/// cases (one wake-up, one stale slot) stay inline; the rest (disconnection,
+/// many wake-ups) goes in a box.
 pub(crate) struct Deferred<T> {
     wake: Option<Waiter>,
-    more: Vec<Waiter>,
-    drops: VecDeque<T>,
-    stale: Vec<Slot<T>>,
+    slot: Option<Slot<T>>,
+    rest: Option<Box<Rest<T>>>,
+}
+
+struct Rest<T> {
+    wakes: Vec<Waiter>,
+    values: VecDeque<T>,
+    slots: Vec<Slot<T>>,
 }
 
 impl<T> Deferred<T> {
+    #[inline]
     pub(crate) fn new() -> Self {
         Deferred {
             wake: None,
-            more: Vec::new(),
-            drops: VecDeque::new(),
-            stale: Vec::new(),
+            slot: None,
+            rest: None,
         }
+    }
+
+    fn rest(&mut self) -> &mut Rest<T> {
+        self.rest.get_or_insert_with(|| {
+            Box::new(Rest {
+                wakes: Vec::new(),
+                values: VecDeque::new(),
+                slots: Vec::new(),
+            })
+        })
     }
 
     pub(crate) fn wake(&mut self, waiter: Option<Waiter>) {
@@ -209,26 +226,72 @@ impl<T> Deferred<T> {
             if self.wake.is_none() {
                 self.wake = Some(w);
             } else {
-                self.more.push(w);
+                self.rest().wakes.push(w);
             }
         }
     }
 
     pub(crate) fn drop_values(&mut self, values: VecDeque<T>) {
-        if self.drops.is_empty() {
-            self.drops = values;
-        } else {
-            self.drops.extend(values);
+        if !values.is_empty() {
+            let rest = self.rest();
+            if rest.values.is_empty() {
+                rest.values = values;
+            } else {
+                rest.values.extend(values);
+            }
         }
     }
 
     pub(crate) fn drop_slot(&mut self, slot: Option<Slot<T>>) {
-        self.stale.extend(slot);
+        let Some(slot) = slot else {
+            return;
+        };
+        if slot.value.is_none() && slot.waiter.is_none() {
+            return;
+        }
+        if self.slot.is_none() {
+            self.slot = Some(slot);
+        } else {
+            self.rest().slots.push(slot);
+        }
+    }
+}
+
+impl<T> Deferred<T> {
+    /// Runs the deferred work. The common case (at most one wake-up, nothing
+    /// to drop) skips the drop glue of the rare parts.
+    #[inline]
+    pub(crate) fn run(mut self) {
+        if self.rest.is_none() && self.slot.is_none() {
+            let wake = self.wake.take();
+            std::mem::forget(self);
+            if let Some(w) = wake {
+                w.wake();
+            }
+        }
     }
 }
 
 impl<T> Drop for Deferred<T> {
     fn drop(&mut self) {
+        match self.rest.take() {
+            // The common case: at most one wake-up and one stale slot.
+            None => {
+                if let Some(w) = self.wake.take() {
+                    w.wake();
+                }
+            }
+            Some(rest) => self.run_all(rest),
+        }
+        // A stale slot (a cancelled waiter's waker, or its value) drops here,
+        // after the wake-ups, like the rest.
+    }
+}
+
+impl<T> Deferred<T> {
+    #[cold]
+    fn run_all(&mut self, rest: Box<Rest<T>>) {
+        let mut rest = *rest;
         // Every waiter gets its wake-up even if one `wake` panics: the guard
         // wakes the rest while that panic unwinds.
         struct WakeRest<I: Iterator<Item = Waiter>>(I);
@@ -239,23 +302,23 @@ impl<T> Drop for Deferred<T> {
                 }
             }
         }
-        let mut rest = WakeRest(self.wake.take().into_iter().chain(self.more.drain(..)));
-        for w in &mut rest.0 {
+        let mut pending = WakeRest(self.wake.take().into_iter().chain(rest.wakes.drain(..)));
+        for w in &mut pending.0 {
             w.wake();
         }
-        drop(rest);
+        drop(pending);
 
         // A panicking payload `Drop` propagates, and the values after it are
         // leaked instead of being dropped during unwinding (which would abort).
-        let mut values = ManuallyDrop::new(std::mem::take(&mut self.drops));
+        let mut values = ManuallyDrop::new(std::mem::take(&mut rest.values));
         while let Some(v) = values.pop_front() {
             drop(v);
         }
         drop(ManuallyDrop::into_inner(values));
-        let mut stale = ManuallyDrop::new(std::mem::take(&mut self.stale));
-        while let Some(s) = stale.pop() {
+        let mut slots = ManuallyDrop::new(std::mem::take(&mut rest.slots));
+        while let Some(s) = slots.pop() {
             drop(s);
         }
-        drop(ManuallyDrop::into_inner(stale));
+        drop(ManuallyDrop::into_inner(slots));
     }
 }
