@@ -1,0 +1,1164 @@
+//! `amphi::spmc` async side, driven by hand with counting wakers (no
+//! runtime) unless a test says otherwise: wake-up accounting, cancellation,
+//! waker replacement, re-entrant and panicking wakers, rendezvous, batches,
+//! streams, and threads and tasks waiting together.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Wake, Waker};
+use std::thread;
+use std::time::Duration;
+
+use amphi::spmc::{self, AsyncReceiver, AsyncSender};
+use amphi::{RecvError, SendError, TryRecvError, TrySendError};
+use common::*;
+use futures::stream::FusedStream;
+use futures::StreamExt;
+
+fn chan<T>(cap: Option<usize>) -> (AsyncSender<T>, AsyncReceiver<T>) {
+    match cap {
+        Some(c) => spmc::bounded_async(c),
+        None => spmc::unbounded_async(),
+    }
+}
+
+const CAPS: [Option<usize>; 4] = [Some(0), Some(1), Some(8), None];
+
+fn counts(ws: &[(Arc<CountingWaker>, Waker)]) -> Vec<usize> {
+    ws.iter().map(|(c, _)| c.count()).collect()
+}
+
+// ----- one send, one wake-up; cancellation passes it on
+
+#[test]
+fn one_send_wakes_exactly_one_of_eight_and_cancellation_chains() {
+    for cap in CAPS {
+        let (mut tx, rx) = chan::<u64>(cap);
+        let rxs: Vec<_> = (0..8).map(|_| rx.clone()).collect();
+        let ws: Vec<_> = (0..8).map(|_| counting_waker()).collect();
+        let mut futs: Vec<_> = rxs.iter().map(|r| Some(r.recv())).collect();
+        for (f, (_, w)) in futs.iter_mut().zip(&ws) {
+            assert_pending(poll_unpin(f.as_mut().unwrap(), w));
+        }
+        assert_eq!(counts(&ws), [0; 8]);
+
+        tx.try_send(42).unwrap();
+        assert_eq!(counts(&ws), [1, 0, 0, 0, 0, 0, 0, 0], "cap {cap:?}");
+        assert_eq!(rx.len(), 0, "handed off, not queued");
+
+        // Drop each woken future without polling it: the wake-up (and the
+        // value) moves to the next one, and only to it.
+        for k in 0..7 {
+            drop(futs[k].take());
+            let mut want = [0; 8];
+            want[..=k + 1].fill(1);
+            assert_eq!(counts(&ws), want, "cap {cap:?}, after dropping {k}");
+        }
+        let v = ready(poll_unpin(futs[7].as_mut().unwrap(), &ws[7].1));
+        assert_eq!(v, Ok(42));
+        drop(futs);
+        assert_eq!(counts(&ws).iter().sum::<usize>(), 8);
+        assert_eq!(rx.len(), 0);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        if cap == Some(1) {
+            // The handed value no longer counts against the capacity.
+            tx.try_send(1).unwrap();
+            assert!(tx.try_send(2).unwrap_err().is_full());
+        }
+    }
+}
+
+#[test]
+fn woken_future_dropped_with_no_other_waiter_requeues_at_front() {
+    for cap in [Some(1), Some(4), None] {
+        let (mut tx, rx) = chan::<u32>(cap);
+        let (c, w) = counting_waker();
+        let mut f = rx.recv();
+        assert_pending(poll_unpin(&mut f, &w));
+        tx.try_send(1).unwrap();
+        assert_eq!(c.count(), 1);
+        if cap == Some(1) {
+            // Handed to a task but not taken yet: still occupies the slot.
+            assert!(tx.is_full());
+            assert!(tx.try_send(2).unwrap_err().is_full());
+            drop(f);
+            assert_eq!(rx.len(), 1);
+            assert!(tx.is_full());
+            assert_eq!(rx.try_recv(), Ok(1));
+        } else {
+            tx.try_send(2).unwrap();
+            drop(f);
+            assert_eq!(rx.len(), 2);
+            assert_eq!(rx.try_recv(), Ok(1), "cancelled value keeps its place");
+            assert_eq!(rx.try_recv(), Ok(2));
+        }
+        assert!(rx.is_empty());
+    }
+}
+
+#[test]
+fn woken_future_dropped_passes_value_to_blocked_thread() {
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(2);
+        let (c, w) = counting_waker();
+        let mut f = rx.recv();
+        assert_pending(poll_unpin(&mut f, &w));
+        let srx = rx.to_sync();
+        let h = thread::spawn(move || srx.recv());
+        thread::sleep(Duration::from_millis(50));
+        tx.try_send(5).unwrap();
+        assert_eq!(c.count(), 1);
+        assert!(!h.is_finished(), "the thread arrived second");
+        drop(f);
+        assert_eq!(join_within(h, 5), Ok(5));
+    });
+}
+
+#[test]
+fn cancelling_an_unwoken_waiter_just_removes_it() {
+    for cap in CAPS {
+        let (mut tx, rx) = chan::<u32>(cap);
+        let ws: Vec<_> = (0..4).map(|_| counting_waker()).collect();
+        let mut futs: Vec<_> = (0..4).map(|_| Some(rx.recv())).collect();
+        for (f, (_, w)) in futs.iter_mut().zip(&ws) {
+            assert_pending(poll_unpin(f.as_mut().unwrap(), w));
+        }
+        // The channel holds a clone of each waker.
+        assert_eq!(Arc::strong_count(&ws[1].0), 3);
+        drop(futs[1].take());
+        drop(futs[0].take());
+        // Removed, and its waker released, without waking anybody.
+        assert_eq!(Arc::strong_count(&ws[1].0), 2);
+        assert_eq!(Arc::strong_count(&ws[0].0), 2);
+        assert_eq!(counts(&ws), [0, 0, 0, 0]);
+
+        tx.try_send(1).unwrap();
+        assert_eq!(counts(&ws), [0, 0, 1, 0], "cap {cap:?}");
+        tx.try_send(2).unwrap();
+        assert_eq!(counts(&ws), [0, 0, 1, 1]);
+        assert_eq!(
+            ready(poll_unpin(futs[3].as_mut().unwrap(), &ws[3].1)),
+            Ok(2)
+        );
+        assert_eq!(
+            ready(poll_unpin(futs[2].as_mut().unwrap(), &ws[2].1)),
+            Ok(1)
+        );
+        drop(futs);
+        // Nothing left waiting: the next value is buffered (or, for a
+        // rendezvous channel, refused).
+        if cap == Some(0) {
+            assert!(tx.try_send(3).unwrap_err().is_full());
+        } else {
+            tx.try_send(3).unwrap();
+            assert_eq!(rx.len(), 1);
+        }
+        assert_eq!(counts(&ws), [0, 0, 1, 1]);
+        // The completed futures released their wakers too.
+        assert_eq!(Arc::strong_count(&ws[2].0), 2);
+        assert_eq!(Arc::strong_count(&ws[3].0), 2);
+    }
+}
+
+// ----- sender drop
+
+#[test]
+fn sender_drop_wakes_all_pending_receivers_which_drain_then_fail() {
+    for cap in CAPS {
+        let (mut tx, rx) = chan::<u32>(cap);
+        let ws: Vec<_> = (0..5).map(|_| counting_waker()).collect();
+        let mut futs: Vec<_> = (0..5).map(|_| Some(rx.recv())).collect();
+        for (f, (_, w)) in futs.iter_mut().zip(&ws) {
+            assert_pending(poll_unpin(f.as_mut().unwrap(), w));
+        }
+        tx.try_send(7).unwrap();
+        assert_eq!(counts(&ws), [1, 0, 0, 0, 0]);
+        drop(tx);
+        assert_eq!(counts(&ws), [1, 1, 1, 1, 1], "cap {cap:?}");
+        // The first one's value goes back when it is dropped; the next one
+        // drains it, the others see the disconnection.
+        drop(futs[0].take());
+        assert_eq!(
+            ready(poll_unpin(futs[1].as_mut().unwrap(), &ws[1].1)),
+            Ok(7)
+        );
+        for k in 2..5 {
+            assert_eq!(
+                ready(poll_unpin(futs[k].as_mut().unwrap(), &ws[k].1)),
+                Err(RecvError)
+            );
+        }
+        assert_eq!(counts(&ws), [1, 1, 1, 1, 1], "no extra wake-ups");
+        let mut f = rx.recv();
+        assert_eq!(ready(poll_unpin(&mut f, &ws[0].1)), Err(RecvError));
+    }
+}
+
+#[test]
+fn sender_drop_wakes_blocked_threads_and_tasks() {
+    watchdog(10, || {
+        let (tx, rx) = spmc::bounded_async::<u32>(4);
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let r = rx.to_sync();
+                thread::spawn(move || r.recv())
+            })
+            .collect();
+        let (c, w) = counting_waker();
+        let mut f = rx.recv();
+        assert_pending(poll_unpin(&mut f, &w));
+        thread::sleep(Duration::from_millis(30));
+        drop(tx);
+        assert_eq!(c.count(), 1);
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Err(RecvError));
+        for h in hs {
+            assert_eq!(join_within(h, 5), Err(RecvError));
+        }
+    });
+}
+
+// ----- send progress and cancel safety of sends
+
+#[test]
+fn pending_send_progresses_when_a_recv_frees_a_slot() {
+    for cap in [1usize, 2, 3, 8] {
+        let (mut tx, rx) = spmc::bounded_async::<usize>(cap);
+        let mut next = 0;
+        for _ in 0..cap {
+            tx.try_send(next).unwrap();
+            next += 1;
+        }
+        let mut expect = 0;
+        for round in 0..(2 * cap + 1) {
+            let (c, w) = counting_waker();
+            let mut f = tx.send(next);
+            assert_pending(poll_unpin(&mut f, &w));
+            assert_pending(poll_unpin(&mut f, &w));
+            assert_eq!(c.count(), 0);
+            assert_eq!(rx.len(), cap);
+            assert!(rx.is_full());
+            // Alternate between try_recv and a recv future.
+            let got = if round % 2 == 0 {
+                rx.try_recv().unwrap()
+            } else {
+                futures::executor::block_on(rx.recv()).unwrap()
+            };
+            assert_eq!(got, expect);
+            expect += 1;
+            assert_eq!(c.count(), 1, "cap {cap}, round {round}: sender not woken");
+            assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
+            drop(f);
+            next += 1;
+            assert_eq!(rx.len(), cap);
+            assert_eq!(c.count(), 1);
+        }
+        let rest: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert_eq!(rest, (expect..next).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn pending_send_woken_by_blocking_recv_on_another_thread() {
+    for cap in [1usize, 2, 3, 8] {
+        watchdog(10, move || {
+            let (mut tx, rx) = spmc::bounded_async::<usize>(cap);
+            for i in 0..cap {
+                tx.try_send(i).unwrap();
+            }
+            let (c, w) = counting_waker();
+            let mut f = tx.send(cap);
+            assert_pending(poll_unpin(&mut f, &w));
+            let srx = rx.to_sync();
+            let h = thread::spawn(move || srx.recv());
+            assert_eq!(join_within(h, 5), Ok(0));
+            wait_until(5, "the sender's wake-up", || c.count() == 1);
+            assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
+            drop(f);
+            assert_eq!(rx.len(), cap);
+            let all: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+            assert_eq!(all, (1..=cap).collect::<Vec<_>>());
+        });
+    }
+}
+
+#[test]
+fn cancelled_granted_send_keeps_capacity_exact() {
+    for cap in [1usize, 2, 3, 8] {
+        for freed in 1..=cap.min(3) {
+            let log = DropLog::new(cap + 1);
+            let (mut tx, rx) = spmc::bounded_async(cap);
+            for i in 0..cap {
+                tx.try_send(log.item(i)).unwrap();
+            }
+            let (c, w) = counting_waker();
+            let mut f = tx.send(log.item(cap));
+            assert_pending(poll_unpin(&mut f, &w));
+            for _ in 0..freed {
+                drop(rx.try_recv().unwrap());
+            }
+            assert_eq!(c.count(), 1, "granted");
+            // Dropped after being woken, before being polled again.
+            drop(f);
+            assert_eq!(log.dropped(cap), 1, "the cancelled value is dropped");
+            assert_eq!(rx.len(), cap - freed, "not enqueued");
+            let log2 = DropLog::new(freed + 1);
+            for i in 0..freed {
+                assert!(tx.try_send(log2.item(i)).is_ok(), "cap {cap}: slot {i}");
+            }
+            let e = tx.try_send(log2.item(freed)).unwrap_err();
+            assert!(
+                e.is_full(),
+                "cap {cap}, freed {freed}: more than the capacity"
+            );
+            assert_eq!(rx.len(), cap);
+            // The queue holds the old values, then the new ones, in order.
+            let ids: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
+                .map(|t| t.id)
+                .collect();
+            let mut want: Vec<_> = (freed..cap).collect();
+            want.extend(0..freed);
+            assert_eq!(ids, want);
+        }
+    }
+}
+
+#[test]
+fn cancelled_ungranted_send_keeps_capacity_exact() {
+    for cap in [1usize, 2, 3, 8] {
+        let log = DropLog::new(cap + 4);
+        let (mut tx, rx) = spmc::bounded_async(cap);
+        for i in 0..cap {
+            tx.try_send(log.item(i)).unwrap();
+        }
+        let (c, w) = counting_waker();
+        let mut f = tx.send(log.item(cap));
+        assert!(poll_unpin(&mut f, &w).is_pending());
+        drop(f);
+        assert_eq!(log.dropped(cap), 1);
+        assert_eq!(c.count(), 0);
+        assert_eq!(Arc::strong_count(&c), 2, "waker released");
+        assert_eq!(rx.len(), cap);
+        assert!(tx.try_send(log.item(cap + 1)).unwrap_err().is_full());
+        assert_eq!(rx.try_recv().unwrap().id, 0);
+        assert_eq!(c.count(), 0, "a cancelled sender was woken");
+        tx.try_send(log.item(cap + 2)).unwrap();
+        assert!(tx.try_send(log.item(cap + 3)).unwrap_err().is_full());
+        assert_eq!(rx.len(), cap);
+        drop(rx);
+        log.assert_all_once();
+    }
+}
+
+#[test]
+fn cancelled_handed_recv_keeps_capacity_exact() {
+    let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+    let (_c, w) = counting_waker();
+    let mut f = rx.recv();
+    assert_pending(poll_unpin(&mut f, &w));
+    tx.try_send(1).unwrap();
+    assert!(tx.is_full());
+    assert!(tx.try_send(2).unwrap_err().is_full());
+    drop(f);
+    assert_eq!(rx.len(), 1);
+    assert!(tx.try_send(3).unwrap_err().is_full());
+    assert_eq!(rx.try_recv(), Ok(1));
+    tx.try_send(4).unwrap();
+    assert!(tx.try_send(5).unwrap_err().is_full());
+}
+
+#[test]
+fn cancelled_send_batch_keeps_sent_values_and_capacity() {
+    let log = DropLog::new(6);
+    let (mut tx, rx) = spmc::bounded_async(2);
+    let (c, w) = counting_waker();
+    let mut f = tx.send_batch((0..6).map(|i| log.item(i)).collect::<Vec<_>>());
+    assert_pending(poll_unpin(&mut f, &w));
+    assert_eq!(rx.len(), 2);
+    drop(rx.try_recv().unwrap());
+    assert_eq!(c.count(), 1);
+    drop(f);
+    // 0 received, 1 still queued, 2..6 dropped unsent.
+    for i in 2..6 {
+        assert_eq!(log.dropped(i), 1, "unsent value {i}");
+    }
+    assert_eq!(log.dropped(1), 0);
+    assert_eq!(rx.len(), 1);
+    let log2 = DropLog::new(2);
+    assert!(tx.try_send(log2.item(0)).is_ok());
+    assert!(tx.try_send(log2.item(1)).unwrap_err().is_full());
+    let ids: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(ids, [1, 0]);
+    log.assert_all_once();
+}
+
+#[test]
+fn pending_send_fails_with_value_when_last_receiver_drops() {
+    // Not yet granted, and granted but not polled again.
+    for granted in [false, true] {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        tx.try_send(0).unwrap();
+        let rx2 = rx.clone();
+        let (c, w) = counting_waker();
+        let mut f = tx.send(9);
+        assert_pending(poll_unpin(&mut f, &w));
+        if granted {
+            assert_eq!(rx.try_recv(), Ok(0));
+            assert_eq!(c.count(), 1);
+        }
+        drop(rx);
+        assert_eq!(c.count(), usize::from(granted), "non-last drop woke it");
+        drop(rx2);
+        assert_eq!(c.count(), 1);
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Err(SendError(9)));
+    }
+    // Rendezvous: the value comes back from the slot.
+    let (mut tx, rx) = spmc::bounded_async::<u32>(0);
+    let (c, w) = counting_waker();
+    let mut f = tx.send(4);
+    assert_pending(poll_unpin(&mut f, &w));
+    drop(rx);
+    assert_eq!(c.count(), 1);
+    assert_eq!(ready(poll_unpin(&mut f, &w)), Err(SendError(4)));
+}
+
+#[test]
+fn pending_send_batch_fails_with_rest_when_last_receiver_drops() {
+    let (mut tx, rx) = spmc::bounded_async::<u32>(2);
+    let (c, w) = counting_waker();
+    let mut f = tx.send_batch(0..5);
+    assert_pending(poll_unpin(&mut f, &w));
+    assert_eq!(rx.try_recv(), Ok(0));
+    assert_eq!(c.count(), 1);
+    drop(rx);
+    let e = ready(poll_unpin(&mut f, &w)).unwrap_err();
+    assert_eq!(e.into_inner(), [2, 3, 4]);
+}
+
+// ----- waker replacement
+
+#[test]
+fn repolled_recv_is_woken_through_newest_waker_only() {
+    for cap in CAPS {
+        let (mut tx, rx) = chan::<u32>(cap);
+        let (a, wa) = counting_waker();
+        let (b, wb) = counting_waker();
+        let (cc, wc) = counting_waker();
+        let mut f = rx.recv();
+        assert_pending(poll_unpin(&mut f, &wa));
+        assert_pending(poll_unpin(&mut f, &wb));
+        assert_eq!(Arc::strong_count(&a), 2, "old waker released");
+        // Same waker again: nothing changes.
+        assert_pending(poll_unpin(&mut f, &wb));
+        assert_pending(poll_unpin(&mut f, &wc));
+        assert_pending(poll_unpin(&mut f, &wb));
+        tx.try_send(1).unwrap();
+        assert_eq!((a.count(), b.count(), cc.count()), (0, 1, 0), "cap {cap:?}");
+        assert_eq!(ready(poll_unpin(&mut f, &wa)), Ok(1));
+    }
+}
+
+#[test]
+fn repolled_send_is_woken_through_newest_waker_only() {
+    for cap in [0usize, 1, 3] {
+        let (mut tx, rx) = spmc::bounded_async::<usize>(cap);
+        for i in 0..cap {
+            tx.try_send(i).unwrap();
+        }
+        let (a, wa) = counting_waker();
+        let (b, wb) = counting_waker();
+        let mut f = tx.send(cap);
+        assert_pending(poll_unpin(&mut f, &wa));
+        assert_pending(poll_unpin(&mut f, &wb));
+        assert_eq!(Arc::strong_count(&a), 2, "old waker released");
+        assert_eq!(rx.try_recv(), Ok(0));
+        assert_eq!((a.count(), b.count()), (0, 1), "cap {cap}");
+        assert_eq!(ready(poll_unpin(&mut f, &wa)), Ok(()));
+    }
+}
+
+#[test]
+fn repolled_stream_is_woken_through_newest_waker_only() {
+    let (mut tx, rx) = spmc::unbounded_async::<u32>();
+    let mut s = rx.stream();
+    let (a, wa) = counting_waker();
+    let (b, wb) = counting_waker();
+    assert_pending(poll_next(&mut s, &wa));
+    assert_pending(poll_next(&mut s, &wb));
+    tx.try_send(3).unwrap();
+    assert_eq!((a.count(), b.count()), (0, 1));
+    assert_eq!(ready(poll_next(&mut s, &wb)), Some(3));
+}
+
+// ----- wakers that re-enter the channel
+
+#[test]
+fn waker_wake_reentering_the_channel_does_not_deadlock() {
+    watchdog(10, || {
+        let (tx, rx) = spmc::bounded_async::<u32>(4);
+        let tx = Arc::new(Mutex::new(Some(tx)));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (fw, w_fn) = {
+            let rx = rx.clone();
+            let tx = tx.clone();
+            let seen = seen.clone();
+            fn_waker(move || {
+                let mut s = seen.lock().unwrap();
+                s.push(format!(
+                    "len={} empty={} full={} rc={} disc={}",
+                    rx.len(),
+                    rx.is_empty(),
+                    rx.is_full(),
+                    rx.receiver_count(),
+                    rx.is_disconnected()
+                ));
+                s.push(format!("try_recv={:?}", rx.try_recv()));
+                if let Ok(mut tx) = tx.try_lock() {
+                    if let Some(tx) = tx.as_mut() {
+                        s.push(format!("try_send={:?}", tx.try_send(100)));
+                        s.push(format!("tx.len={}", tx.len()));
+                    }
+                }
+            })
+        };
+        let (c0, w0) = counting_waker();
+        let mut f0 = rx.recv();
+        let mut f1 = rx.recv();
+        assert_pending(poll_unpin(&mut f0, &w0));
+        assert_pending(poll_unpin(&mut f1, &w_fn));
+        tx.lock().unwrap().as_mut().unwrap().try_send(1).unwrap();
+        assert_eq!(c0.count(), 1);
+        assert_eq!(fw.count(), 0);
+        // The wake-up passes to f1 from inside the channel; its waker calls
+        // back into the channel (including a send).
+        drop(f0);
+        assert_eq!(fw.count(), 1);
+        assert_eq!(ready(poll_unpin(&mut f1, &w_fn)), Ok(1));
+        let s = seen.lock().unwrap().clone();
+        assert_eq!(s[1], "try_recv=Err(Empty)");
+        assert_eq!(s[2], "try_send=Ok(())");
+        assert_eq!(rx.try_recv(), Ok(100));
+
+        // Re-entry while the channel wakes everyone on sender drop.
+        let mut f2 = rx.recv();
+        assert_pending(poll_unpin(&mut f2, &w_fn));
+        let sender = tx.lock().unwrap().take();
+        drop(sender);
+        assert_eq!(fw.count(), 2);
+        assert_eq!(ready(poll_unpin(&mut f2, &w_fn)), Err(RecvError));
+    });
+}
+
+#[test]
+fn sender_waker_reentering_from_wake_does_not_deadlock() {
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(2);
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let (fw, w) = {
+            let rx = rx.clone();
+            let out = out.clone();
+            fn_waker(move || {
+                // Takes a value from inside the wake-up of the sender.
+                let r = rx.try_recv();
+                out.lock().unwrap().push((r, rx.len(), rx.is_full()));
+            })
+        };
+        tx.try_send(0).unwrap();
+        tx.try_send(1).unwrap();
+        let mut f = tx.send(2);
+        assert_pending(poll_unpin(&mut f, &w));
+        assert_eq!(rx.try_recv(), Ok(0));
+        assert_eq!(fw.count(), 1);
+        assert_eq!(out.lock().unwrap()[0].0, Ok(1));
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
+        drop(f);
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.len(), 0);
+        tx.try_send(3).unwrap();
+        tx.try_send(4).unwrap();
+        assert!(tx.try_send(5).unwrap_err().is_full());
+    });
+}
+
+/// A waker that re-enters the channel from `wake` and from its `Drop`.
+struct ReenterOnDrop {
+    rx: AsyncReceiver<u32>,
+    wakes: AtomicUsize,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Wake for ReenterOnDrop {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+        let _ = (self.rx.len(), self.rx.try_recv());
+    }
+}
+
+impl Drop for ReenterOnDrop {
+    fn drop(&mut self) {
+        let _ = (self.rx.len(), self.rx.is_full(), self.rx.try_recv());
+        let mut f = self.rx.recv();
+        let (_c, w) = counting_waker();
+        let _ = poll_unpin(&mut f, &w);
+        drop(f);
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn reentering_waker(rx: &AsyncReceiver<u32>, drops: &Arc<AtomicUsize>) -> Waker {
+    Waker::from(Arc::new(ReenterOnDrop {
+        rx: rx.clone(),
+        wakes: AtomicUsize::new(0),
+        drops: drops.clone(),
+    }))
+}
+
+#[test]
+fn waker_drop_reentering_the_channel_does_not_deadlock() {
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(4);
+        let drops = Arc::new(AtomicUsize::new(0));
+
+        // 1. Woken by a send: the channel's clone is the last one.
+        let mut f = rx.recv();
+        assert_pending(poll_unpin(&mut f, &reentering_waker(&rx, &drops)));
+        tx.try_send(1).unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        let (_c, w) = counting_waker();
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(1));
+        drop(f);
+
+        // 2. Replaced by a newer waker.
+        let mut f = rx.recv();
+        assert_pending(poll_unpin(&mut f, &reentering_waker(&rx, &drops)));
+        assert_pending(poll_unpin(&mut f, &w));
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+
+        // 3. Dropped with a cancelled future.
+        let mut g = rx.recv();
+        assert_pending(poll_unpin(&mut g, &reentering_waker(&rx, &drops)));
+        drop(g);
+        assert_eq!(drops.load(Ordering::SeqCst), 3);
+
+        // 4. A pending send's waker, released when the send completes.
+        tx.try_send(2).unwrap();
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(2));
+        drop(f);
+        for i in 0..4 {
+            tx.try_send(i).unwrap();
+        }
+        let mut s = tx.send(9);
+        assert_pending(poll_unpin(&mut s, &reentering_waker(&rx, &drops)));
+        // The recv frees a slot; the waker's own try_recv (in wake) and the
+        // recv in its drop take two more values.
+        assert_eq!(rx.try_recv(), Ok(0));
+        assert_eq!(drops.load(Ordering::SeqCst), 4);
+        assert_eq!(ready(poll_unpin(&mut s, &w)), Ok(()));
+        drop(s);
+        let rest: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert_eq!(rest.last(), Some(&9));
+        assert!(rest.windows(2).all(|p| p[0] < p[1]));
+        assert!(rx.is_empty());
+        tx.try_send(5).unwrap();
+        assert_eq!(rx.try_recv(), Ok(5));
+    });
+}
+
+// ----- panicking wakers
+
+fn panicking_waker() -> (Arc<FnWaker<impl Fn() + Send + Sync>>, Waker) {
+    fn_waker(|| panic!("waker panics on purpose"))
+}
+
+#[test]
+fn panicking_waker_on_send_propagates_and_strands_no_one() {
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(4);
+        let (p, wp) = panicking_waker();
+        let ws: Vec<_> = (0..2).map(|_| counting_waker()).collect();
+        let mut fp = rx.recv();
+        let mut fs: Vec<_> = (0..2).map(|_| rx.recv()).collect();
+        assert_pending(poll_unpin(&mut fp, &wp));
+        for (f, (_, w)) in fs.iter_mut().zip(&ws) {
+            assert_pending(poll_unpin(f, w));
+        }
+        let msg = expect_panic(|| tx.try_send(1));
+        assert!(msg.contains("waker panics"), "{msg}");
+        assert_eq!(p.count(), 1);
+        assert_eq!(counts(&ws), [0, 0]);
+        // The value reached the panicking waker's future, which still gets it.
+        let (_c, good) = counting_waker();
+        assert_eq!(ready(poll_unpin(&mut fp, &good)), Ok(1));
+        // The channel still works; the others are served in order.
+        tx.try_send(2).unwrap();
+        tx.try_send(3).unwrap();
+        assert_eq!(counts(&ws), [1, 1]);
+        assert_eq!(ready(poll_unpin(&mut fs[0], &ws[0].1)), Ok(2));
+        assert_eq!(ready(poll_unpin(&mut fs[1], &ws[1].1)), Ok(3));
+        tx.try_send(4).unwrap();
+        assert_eq!(rx.len(), 1);
+        assert_eq!(rx.try_recv(), Ok(4));
+    });
+}
+
+#[test]
+fn panicking_waker_on_sender_drop_still_wakes_everyone() {
+    watchdog(10, || {
+        let (tx, rx) = spmc::bounded_async::<u32>(4);
+        let srx = rx.to_sync();
+        let h = thread::spawn(move || srx.recv());
+        thread::sleep(Duration::from_millis(30));
+        let (p, wp) = panicking_waker();
+        let ws: Vec<_> = (0..3).map(|_| counting_waker()).collect();
+        let mut fp = rx.recv();
+        assert_pending(poll_unpin(&mut fp, &wp));
+        let mut fs: Vec<_> = (0..3).map(|_| rx.recv()).collect();
+        for (f, (_, w)) in fs.iter_mut().zip(&ws) {
+            assert_pending(poll_unpin(f, w));
+        }
+        let msg = expect_panic(move || drop(tx));
+        assert!(msg.contains("waker panics"), "{msg}");
+        assert_eq!(p.count(), 1);
+        assert_eq!(counts(&ws), [1, 1, 1], "a waiter was stranded");
+        assert_eq!(join_within(h, 5), Err(RecvError));
+        let (_c, good) = counting_waker();
+        assert_eq!(ready(poll_unpin(&mut fp, &good)), Err(RecvError));
+        for (f, (_, w)) in fs.iter_mut().zip(&ws) {
+            assert_eq!(ready(poll_unpin(f, w)), Err(RecvError));
+        }
+        assert!(rx.is_disconnected());
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    });
+}
+
+#[test]
+fn panicking_sender_waker_on_recv_leaves_channel_working() {
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        tx.try_send(0).unwrap();
+        let (p, wp) = panicking_waker();
+        let mut f = tx.send(1);
+        assert_pending(poll_unpin(&mut f, &wp));
+        // The recv that frees the slot wakes the sender; the panic reaches
+        // the receiving caller.
+        let msg = expect_panic(|| rx.try_recv());
+        assert!(msg.contains("waker panics"), "{msg}");
+        assert_eq!(p.count(), 1);
+        // The slot was granted: the send completes and capacity is exact.
+        let (_c, good) = counting_waker();
+        assert_eq!(ready(poll_unpin(&mut f, &good)), Ok(()));
+        drop(f);
+        assert_eq!(rx.len(), 1);
+        assert!(tx.try_send(2).unwrap_err().is_full());
+        assert_eq!(rx.try_recv(), Ok(1));
+        tx.try_send(3).unwrap();
+        assert_eq!(rx.try_recv(), Ok(3));
+    });
+}
+
+#[test]
+fn waker_whose_drop_panics_on_cancel() {
+    struct PanicOnDrop;
+    impl Wake for PanicOnDrop {
+        fn wake(self: Arc<Self>) {}
+    }
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            if !thread::panicking() {
+                panic!("waker drop panics on purpose");
+            }
+        }
+    }
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(2);
+        let (c, w) = counting_waker();
+        let mut f0 = rx.recv();
+        let mut f1 = rx.recv();
+        assert_pending(poll_unpin(&mut f0, &Waker::from(Arc::new(PanicOnDrop))));
+        assert_pending(poll_unpin(&mut f1, &w));
+        let msg = expect_panic(move || drop(f0));
+        assert!(msg.contains("waker drop panics"), "{msg}");
+        // f0 was removed; the next value goes to f1 and the lock is free.
+        tx.try_send(1).unwrap();
+        assert_eq!(c.count(), 1);
+        assert_eq!(ready(poll_unpin(&mut f1, &w)), Ok(1));
+        tx.try_send(2).unwrap();
+        assert_eq!(rx.try_recv(), Ok(2));
+    });
+}
+
+// ----- threads and tasks in one FIFO
+
+#[test]
+fn blocked_thread_and_pending_task_are_served_in_arrival_order() {
+    for cap in [Some(0), Some(4), None] {
+        watchdog(10, move || {
+            // Thread first.
+            let (tx, rx) = chan::<u32>(cap);
+            let mut tx = tx.into_sync();
+            let srx = rx.to_sync();
+            let h = thread::spawn(move || srx.recv());
+            thread::sleep(Duration::from_millis(100));
+            let (c, w) = counting_waker();
+            let mut f = rx.recv();
+            assert_pending(poll_unpin(&mut f, &w));
+            tx.send(1).unwrap();
+            assert_eq!(join_within(h, 5), Ok(1), "cap {cap:?}: thread waited first");
+            assert_eq!(c.count(), 0);
+            tx.send(2).unwrap();
+            assert_eq!(c.count(), 1);
+            assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(2));
+            drop(f);
+
+            // Task first.
+            let mut f = rx.recv();
+            assert_pending(poll_unpin(&mut f, &w));
+            let srx = rx.to_sync();
+            let h = thread::spawn(move || srx.recv());
+            thread::sleep(Duration::from_millis(100));
+            tx.send(3).unwrap();
+            assert_eq!(c.count(), 2);
+            assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(3));
+            thread::sleep(Duration::from_millis(20));
+            assert!(
+                !h.is_finished(),
+                "the thread took a value meant for the task"
+            );
+            tx.send(4).unwrap();
+            assert_eq!(join_within(h, 5), Ok(4));
+        });
+    }
+}
+
+// ----- rendezvous
+
+#[test]
+fn rendezvous_async_send_pending_until_a_receiver_took_the_value() {
+    let (mut tx, rx) = spmc::bounded_async::<u32>(0);
+    assert!(tx.try_send(1).unwrap_err().is_full());
+    let (c, w) = counting_waker();
+    {
+        let mut f = tx.send(5);
+        for _ in 0..3 {
+            assert_pending(poll_unpin(&mut f, &w));
+        }
+        assert_eq!(c.count(), 0);
+        assert_eq!(rx.try_recv(), Ok(5));
+        assert_eq!(c.count(), 1);
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
+    }
+    assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+
+    // A receiver future takes from a pending sender at once.
+    let mut f = tx.send(6);
+    assert_pending(poll_unpin(&mut f, &w));
+    let (_r, rw) = counting_waker();
+    let mut rf = rx.recv();
+    assert_eq!(ready(poll_unpin(&mut rf, &rw)), Ok(6));
+    assert_eq!(c.count(), 2);
+    assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
+    drop(f);
+
+    // try_send succeeds while a receiver future waits.
+    let mut rf = rx.recv();
+    assert_pending(poll_unpin(&mut rf, &rw));
+    tx.try_send(7).unwrap();
+    assert_eq!(ready(poll_unpin(&mut rf, &rw)), Ok(7));
+    assert!(tx.try_send(8).unwrap_err().is_full());
+}
+
+#[test]
+fn rendezvous_async_send_completes_when_a_thread_receives() {
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(0);
+        let (c, w) = counting_waker();
+        let mut f = tx.send(5);
+        assert_pending(poll_unpin(&mut f, &w));
+        let srx = rx.to_sync();
+        let h = thread::spawn(move || srx.recv());
+        assert_eq!(join_within(h, 5), Ok(5));
+        wait_until(5, "the sender's wake-up", || c.count() == 1);
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
+    });
+}
+
+#[test]
+fn rendezvous_cancelled_send_leaves_nothing_behind() {
+    let log = DropLog::new(1);
+    let (mut tx, rx) = spmc::bounded_async(0);
+    let (_c, w) = counting_waker();
+    let mut f = tx.send(log.item(0));
+    assert_pending(poll_unpin(&mut f, &w));
+    drop(f);
+    assert_eq!(log.dropped(0), 1);
+    assert!(matches!(rx.try_recv(), Err(TryRecvError::Empty)));
+    assert_eq!(rx.len(), 0);
+}
+
+// ----- batches and recv_many
+
+#[test]
+fn async_send_batch_waits_for_space_mid_batch() {
+    let (mut tx, rx) = spmc::bounded_async::<u32>(2);
+    let (c, w) = counting_waker();
+    let mut f = tx.send_batch(0..7);
+    let mut got = Vec::new();
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        assert!(polls < 100);
+        match poll_unpin(&mut f, &w) {
+            Poll::Ready(r) => {
+                assert_eq!(r, Ok(()));
+                break;
+            }
+            Poll::Pending => {
+                assert_eq!(rx.len(), 2, "pending only while full");
+                let before = c.count();
+                got.push(rx.try_recv().unwrap());
+                assert_eq!(c.count(), before + 1, "the batch was not woken");
+            }
+        }
+    }
+    drop(f);
+    got.extend(std::iter::from_fn(|| rx.try_recv().ok()));
+    assert_eq!(got, (0..7).collect::<Vec<_>>());
+    assert!(polls > 3);
+}
+
+#[test]
+fn async_send_batch_on_rendezvous_channel() {
+    watchdog(10, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(0);
+        let srx = rx.to_sync();
+        let h = thread::spawn(move || srx.iter().collect::<Vec<_>>());
+        drop(rx);
+        futures::executor::block_on(tx.send_batch(0..50)).unwrap();
+        drop(tx);
+        assert_eq!(join_within(h, 5), (0..50).collect::<Vec<_>>());
+    });
+}
+
+#[test]
+fn async_recv_many() {
+    let (mut tx, rx) = spmc::unbounded_async::<u32>();
+    let mut buf = Vec::new();
+    {
+        let (c, w) = counting_waker();
+        let mut f = Box::pin(rx.recv_many(&mut buf, 4));
+        assert_pending(poll_with(f.as_mut(), &w));
+        tx.try_send(0).unwrap();
+        tx.try_send(1).unwrap();
+        assert_eq!(c.count(), 1);
+        assert_eq!(ready(poll_with(f.as_mut(), &w)), 2);
+    }
+    assert_eq!(buf, [0, 1]);
+    futures::executor::block_on(tx.send_batch(2..12)).unwrap();
+    assert_eq!(futures::executor::block_on(rx.recv_many(&mut buf, 4)), 4);
+    assert_eq!(futures::executor::block_on(rx.recv_many(&mut buf, 0)), 0);
+    assert_eq!(rx.try_recv_many(&mut buf, 100), 6);
+    assert_eq!(buf, (0..12).collect::<Vec<_>>());
+    drop(tx);
+    assert_eq!(futures::executor::block_on(rx.recv_many(&mut buf, 4)), 0);
+    assert_eq!(buf.len(), 12);
+}
+
+#[test]
+fn cancelled_recv_many_loses_nothing() {
+    let (mut tx, rx) = spmc::bounded_async::<u32>(4);
+    let mut buf = Vec::new();
+    {
+        let (_c, w) = counting_waker();
+        let mut f = Box::pin(rx.recv_many(&mut buf, 4));
+        assert_pending(poll_with(f.as_mut(), &w));
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+    }
+    assert!(buf.is_empty());
+    assert_eq!(rx.try_recv_many(&mut buf, 10), 2);
+    assert_eq!(buf, [1, 2]);
+}
+
+// ----- streams
+
+#[test]
+fn stream_ends_after_last_value_and_is_terminated() {
+    let (mut tx, rx) = spmc::unbounded_async::<u32>();
+    let mut s = rx.stream();
+    let (c, w) = counting_waker();
+    assert!(!s.is_terminated());
+    tx.try_send(1).unwrap();
+    tx.try_send(2).unwrap();
+    assert_eq!(ready(poll_next(&mut s, &w)), Some(1));
+    assert_eq!(ready(poll_next(&mut s, &w)), Some(2));
+    assert_pending(poll_next(&mut s, &w));
+    assert!(!s.is_terminated());
+    tx.try_send(3).unwrap();
+    assert_eq!(c.count(), 1);
+    drop(tx);
+    assert_eq!(ready(poll_next(&mut s, &w)), Some(3));
+    assert!(!s.is_terminated(), "terminated before the end was seen");
+    assert_eq!(ready(poll_next(&mut s, &w)), None);
+    assert!(s.is_terminated());
+    assert_eq!(ready(poll_next(&mut s, &w)), None);
+    assert!(s.is_terminated());
+}
+
+#[test]
+fn stream_pending_end_is_woken_by_sender_drop() {
+    let (tx, rx) = spmc::bounded_async::<u32>(2);
+    let mut s = rx.into_stream();
+    let (c, w) = counting_waker();
+    assert_pending(poll_next(&mut s, &w));
+    drop(tx);
+    assert_eq!(c.count(), 1);
+    assert_eq!(ready(poll_next(&mut s, &w)), None);
+    assert!(s.is_terminated());
+}
+
+#[test]
+fn into_stream_owns_the_receiver() {
+    watchdog(10, || {
+        let (tx, rx) = spmc::bounded_async::<u32>(3);
+        let probe = rx.clone();
+        let s = rx.into_stream();
+        assert_eq!(probe.receiver_count(), 2);
+        let mut tx = tx.into_sync();
+        let h = thread::spawn(move || {
+            for i in 0..100 {
+                tx.send(i).unwrap();
+            }
+        });
+        let got: Vec<u32> = futures::executor::block_on(s.collect());
+        join_within(h, 5);
+        assert_eq!(got, (0..100).collect::<Vec<_>>());
+        assert_eq!(probe.receiver_count(), 1, "the stream dropped its receiver");
+    });
+}
+
+#[test]
+fn dropped_stream_with_handed_value_passes_it_on() {
+    let (mut tx, rx) = spmc::unbounded_async::<u32>();
+    let (_c, w) = counting_waker();
+    let mut s = rx.stream();
+    assert_pending(poll_next(&mut s, &w));
+    let mut f = rx.recv();
+    let (c2, w2) = counting_waker();
+    assert_pending(poll_unpin(&mut f, &w2));
+    tx.try_send(1).unwrap();
+    drop(s);
+    assert_eq!(c2.count(), 1);
+    assert_eq!(ready(poll_unpin(&mut f, &w2)), Ok(1));
+}
+
+#[test]
+fn fused_stream_in_select() {
+    let (mut tx, rx) = spmc::unbounded_async::<u32>();
+    let (mut tx2, rx2) = spmc::unbounded_async::<u32>();
+    tx.try_send(1).unwrap();
+    tx2.try_send(10).unwrap();
+    drop(tx);
+    drop(tx2);
+    let mut a = rx.into_stream();
+    let mut b = rx2.into_stream();
+    let sum = futures::executor::block_on(async {
+        let mut sum = 0;
+        loop {
+            futures::select! {
+                v = a.next() => if let Some(v) = v { sum += v },
+                v = b.next() => if let Some(v) = v { sum += v },
+                complete => break,
+            }
+        }
+        sum
+    });
+    assert_eq!(sum, 11);
+    assert!(a.is_terminated() && b.is_terminated());
+}
+
+// ----- on a runtime
+
+#[test]
+fn tokio_send_and_recv_across_tasks() {
+    watchdog(20, || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+            let h = tokio::spawn(async move {
+                let mut v = Vec::new();
+                while let Ok(x) = rx.recv().await {
+                    v.push(x);
+                }
+                v
+            });
+            for i in 0..200 {
+                tx.send(i).await.unwrap();
+            }
+            tx.send_batch(200..300).await.unwrap();
+            drop(tx);
+            let v = tokio::time::timeout(Duration::from_secs(10), h)
+                .await
+                .expect("consumer hung")
+                .unwrap();
+            assert_eq!(v, (0..300).collect::<Vec<_>>());
+        });
+    });
+}
+
+#[test]
+fn tokio_select_cancels_recv_without_losing_values() {
+    watchdog(20, || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (tx, rx) = spmc::bounded_async::<u32>(2);
+            let mut tx = tx.into_sync();
+            let h = thread::spawn(move || {
+                for i in 0..300 {
+                    tx.send(i).unwrap();
+                    if i % 50 == 0 {
+                        thread::sleep(Duration::from_millis(1));
+                    }
+                }
+            });
+            let mut got = Vec::new();
+            loop {
+                tokio::select! {
+                    r = rx.recv() => match r {
+                        Ok(v) => got.push(v),
+                        Err(_) => break,
+                    },
+                    _ = tokio::time::sleep(Duration::from_micros(50)) => {}
+                }
+            }
+            h.join().unwrap();
+            assert_eq!(got, (0..300).collect::<Vec<_>>());
+        });
+    });
+}
+
+#[test]
+fn async_disconnection_forms_return_the_value() {
+    let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+    let rx2 = rx.clone();
+    drop(rx);
+    assert!(futures::executor::block_on(tx.send(1)).is_ok());
+    drop(rx2);
+    assert_eq!(futures::executor::block_on(tx.send(2)), Err(SendError(2)));
+    assert_eq!(tx.try_send(3), Err(TrySendError::Disconnected(3)));
+    assert_eq!(
+        futures::executor::block_on(tx.send_batch([4, 5])),
+        Err(SendError(vec![4, 5]))
+    );
+}
