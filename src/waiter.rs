@@ -281,7 +281,7 @@ impl<T> Drop for Deferred<T> {
                     w.wake();
                 }
             }
-            Some(rest) => self.run_all(rest),
+            Some(rest) => self.run_all(*rest),
         }
         // A stale slot (a cancelled waiter's waker, or its value) drops here,
         // after the wake-ups, like the rest.
@@ -290,8 +290,7 @@ impl<T> Drop for Deferred<T> {
 
 impl<T> Deferred<T> {
     #[cold]
-    fn run_all(&mut self, rest: Box<Rest<T>>) {
-        let mut rest = *rest;
+    fn run_all(&mut self, mut rest: Rest<T>) {
         // Every waiter gets its wake-up even if one `wake` panics: the guard
         // wakes the rest while that panic unwinds.
         struct WakeRest<I: Iterator<Item = Waiter>>(I);
