@@ -440,22 +440,37 @@ impl<T> From<AsyncReceiver<T>> for Receiver<T> {
 
 /// A blocking iterator over a [`Receiver`]'s values, from
 /// [`Receiver::iter`].
-#[derive(Debug)]
 pub struct Iter<'a, T> {
     rx: &'a Receiver<T>,
 }
 
 /// A non-blocking iterator over the values ready now, from
 /// [`Receiver::try_iter`].
-#[derive(Debug)]
 pub struct TryIter<'a, T> {
     rx: &'a Receiver<T>,
 }
 
 /// An owning blocking iterator, from `Receiver`'s `IntoIterator`.
-#[derive(Debug)]
 pub struct IntoIter<T> {
     rx: Receiver<T>,
+}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Debug for TryIter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TryIter").finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Debug for IntoIter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoIter").finish_non_exhaustive()
+    }
 }
 
 impl<T> Iterator for Iter<'_, T> {
