@@ -268,9 +268,6 @@ pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// its values in strictly increasing order.
 #[track_caller]
 pub fn check_exactly_once(n: u64, per_consumer: &[Vec<u64>]) {
-    let mut seen = vec![false; n as usize];
-    let mut count = 0u64;
-    let mut sum = 0u64;
     for (c, vals) in per_consumer.iter().enumerate() {
         for w in vals.windows(2) {
             assert!(
@@ -280,6 +277,18 @@ pub fn check_exactly_once(n: u64, per_consumer: &[Vec<u64>]) {
                 w[1]
             );
         }
+    }
+    check_delivered_once(n, per_consumer);
+}
+
+/// Checks that the per-consumer sequences together hold every value of
+/// `0..n` exactly once (bitmap, count, checksum), in any order.
+#[track_caller]
+pub fn check_delivered_once(n: u64, per_consumer: &[Vec<u64>]) {
+    let mut seen = vec![false; n as usize];
+    let mut count = 0u64;
+    let mut sum = 0u64;
+    for (c, vals) in per_consumer.iter().enumerate() {
         for &v in vals {
             assert!(v < n, "consumer {c} got out-of-range value {v}");
             assert!(!seen[v as usize], "value {v} delivered twice");
