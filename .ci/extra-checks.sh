@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Extra reliability checks (see RELIABILITY.md):
+#   1. the loom models of tests/loom.rs (release build, bounded preemptions);
+#   2. Miri on the unit and integration tests, only if `cargo +nightly miri`
+#      is available (skipped with a message otherwise, never a failure).
+# Budget: well under 15 minutes on 2 cores. Timings are printed.
+#
+# Environment:
+#   LOOM_MAX_PREEMPTIONS  loom's preemption bound (default 2)
+#   SKIP_LOOM=1 / SKIP_MIRI=1  skip a stage
+#   MIRI_TIMEOUT          seconds allowed for the Miri stage (default 600)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+now() { date +%s; }
+T_ALL=$(now)
+status=0
+
+# ---------------------------------------------------------------- loom
+# `RUSTFLAGS="--cfg loom"` applies to every crate of the build, and some
+# dev-dependencies (smol's concurrent-queue, event-listener, parking) do not
+# compile under `cfg(loom)` without their own loom features. So the models
+# are built from a small generated harness crate that depends on amphi by
+# path (no dev-dependencies) and compiles tests/loom.rs as its test.
+run_loom() {
+    local h="$ROOT/target/loom-harness"
+    mkdir -p "$h/src"
+    cat > "$h/Cargo.toml" <<TOML
+[package]
+name = "amphi-loom-harness"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[workspace]
+
+[dependencies]
+amphi = { path = "$ROOT" }
+loom = { version = "0.7", features = ["futures"] }
+
+[lib]
+path = "src/lib.rs"
+
+[[test]]
+name = "loom"
+path = "$ROOT/tests/loom.rs"
+
+[lints.rust]
+unexpected_cfgs = { level = "warn", check-cfg = ['cfg(loom)'] }
+TOML
+    : > "$h/src/lib.rs"
+    # Start from the project's lock file so that versions match.
+    [ -f "$h/Cargo.lock" ] || cp "$ROOT/Cargo.lock" "$h/Cargo.lock"
+    local t=$(now)
+    echo "== loom: LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:-2}"
+    if LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" RUSTFLAGS="--cfg loom" \
+        CARGO_TARGET_DIR="$ROOT/target/loom" \
+        cargo test --release --manifest-path "$h/Cargo.toml" --test loom -- --test-threads=2; then
+        echo "== loom: ok in $(( $(now) - t ))s"
+    else
+        echo "== loom: FAILED after $(( $(now) - t ))s"
+        status=1
+    fi
+}
+
+# ---------------------------------------------------------------- miri
+run_miri() {
+    if ! cargo +nightly miri --version >/dev/null 2>&1; then
+        echo "== miri: skipped (no nightly toolchain with the miri component;"
+        echo "   install with: rustup component add --toolchain nightly miri rust-src)"
+        return 0
+    fi
+    local t=$(now)
+    echo "== miri: $(cargo +nightly miri --version)"
+    # Isolation stays on; tests that need an OS runtime, real time or long
+    # loops are marked #[cfg_attr(miri, ignore)] in their files.
+    if MIRIFLAGS="${MIRIFLAGS:-}" timeout "${MIRI_TIMEOUT:-600}" \
+        cargo +nightly miri test --lib --tests; then
+        echo "== miri: ok in $(( $(now) - t ))s"
+    else
+        echo "== miri: FAILED (or timed out) after $(( $(now) - t ))s"
+        status=1
+    fi
+}
+
+[ "${SKIP_LOOM:-0}" = 1 ] && echo "== loom: skipped (SKIP_LOOM=1)" || run_loom
+[ "${SKIP_MIRI:-0}" = 1 ] && echo "== miri: skipped (SKIP_MIRI=1)" || run_miri
+
+echo "== extra checks: $([ $status = 0 ] && echo ok || echo FAILED) in $(( $(now) - T_ALL ))s"
+exit $status

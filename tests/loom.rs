@@ -1,0 +1,529 @@
+//! loom models of the core's wake-up protocol.
+//!
+//! Every primitive of the core (mutexes, atomics, `Arc`, thread park/unpark)
+//! comes from loom under `cfg(loom)` (see `src/sync.rs`), so these models
+//! explore the interleavings of the real code. loom does not model time: no
+//! timeouts here.
+//!
+//! Run (see RELIABILITY.md; `.ci/extra-checks.sh` does it for CI):
+//!
+//! ```text
+//! LOOM_MAX_PREEMPTIONS=2 RUSTFLAGS="--cfg loom" cargo test --release --test loom
+//! ```
+//!
+//! The preemption bound defaults to 2 when `LOOM_MAX_PREEMPTIONS` is unset.
+#![cfg(loom)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Wake, Waker};
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::thread;
+
+use amphi::{mpmc, spmc, RecvError, TryRecvError, TrySendError};
+
+/// Runs `f` under loom with a preemption bound (2 unless
+/// `LOOM_MAX_PREEMPTIONS` says otherwise).
+fn model<F>(f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(2);
+    }
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = runs.clone();
+    b.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f()
+    });
+    // Shown with `-- --nocapture`.
+    println!(
+        "loom: {} executions explored (preemption bound {:?})",
+        runs.load(std::sync::atomic::Ordering::Relaxed),
+        b.preemption_bound
+    );
+}
+
+/// A waker that counts its wake-ups (the count is a loom atomic, so reading
+/// it from another thread is modelled too).
+struct CountWaker(AtomicUsize);
+
+impl Wake for CountWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn counting_waker() -> (std::sync::Arc<CountWaker>, Waker) {
+    let c = std::sync::Arc::new(CountWaker(AtomicUsize::new(0)));
+    (c.clone(), Waker::from(c))
+}
+
+fn wakes(c: &CountWaker) -> usize {
+    c.0.load(Ordering::SeqCst)
+}
+
+/// Records which of two outcomes a model's executions reached, so that a
+/// test can assert that loom explored both (e.g. the cancelled future had or
+/// had not been handed the value when it was dropped).
+#[derive(Clone, Default)]
+struct Seen(std::sync::Arc<[std::sync::atomic::AtomicBool; 2]>);
+
+impl Seen {
+    fn mark(&self, which: bool) {
+        self.0[which as usize].store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn assert_both(&self, what: &str) {
+        let [a, b] = &*self.0;
+        let both = a.load(std::sync::atomic::Ordering::Relaxed)
+            && b.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(both, "loom did not explore both cases of: {what}");
+    }
+}
+
+/// Polls an `Unpin` future once with `waker`.
+fn poll_once<F: Future + Unpin>(f: &mut F, waker: &Waker) -> Poll<F::Output> {
+    Pin::new(f).poll(&mut Context::from_waker(waker))
+}
+
+// ----- (a) a send wakes a waiting receiver
+
+/// A blocked thread receiver is woken by a send (bounded and unbounded).
+#[test]
+fn send_wakes_blocked_thread_receiver() {
+    for cap in [Some(1), None] {
+        model(move || {
+            let (mut tx, rx) = match cap {
+                Some(c) => spmc::bounded::<u32>(c),
+                None => spmc::unbounded(),
+            };
+            let r = thread::spawn(move || {
+                let v = rx.recv();
+                (v, rx.try_recv())
+            });
+            tx.send(7).unwrap();
+            let (v, after) = r.join().unwrap();
+            assert_eq!(v, Ok(7));
+            assert_eq!(after, Err(TryRecvError::Empty));
+            assert!(tx.is_empty());
+        });
+    }
+}
+
+/// A pending task receiver (driven by loom's `block_on`) is woken by a send
+/// from a blocking sender.
+#[test]
+fn send_wakes_pending_task_receiver() {
+    for cap in [Some(1), None] {
+        model(move || {
+            let (mut tx, rx) = match cap {
+                Some(c) => spmc::bounded::<u32>(c),
+                None => spmc::unbounded(),
+            };
+            let arx = rx.into_async();
+            let r = thread::spawn(move || {
+                let v = loom::future::block_on(arx.recv());
+                (v, arx)
+            });
+            tx.send(7).unwrap();
+            let (v, _arx) = r.join().unwrap();
+            assert_eq!(v, Ok(7));
+            assert!(tx.is_empty());
+            // A value handed to a task is given back to the capacity.
+            if cap.is_some() {
+                tx.try_send(8).unwrap();
+                assert!(tx.try_send(9).unwrap_err().is_full());
+            }
+        });
+    }
+}
+
+// ----- (b) cancellation handoff
+
+/// Two pending async receivers; a send races with the drop of the oldest
+/// (which may already have been handed the value): the value must reach the
+/// other receiver, which must be woken, and the capacity must be intact.
+#[test]
+fn cancelled_receiver_passes_value_to_next_task() {
+    for cap in [Some(1), None] {
+        let seen = Seen::default();
+        let s = seen.clone();
+        model(move || {
+            let (mut tx, rx) = match cap {
+                Some(c) => spmc::bounded_async::<u32>(c),
+                None => spmc::unbounded_async(),
+            };
+            let rx2 = rx.clone();
+            let (c1, w1) = counting_waker();
+            let (c2, w2) = counting_waker();
+            let mut f1 = rx.recv();
+            let mut f2 = rx2.recv();
+            assert!(poll_once(&mut f1, &w1).is_pending());
+            assert!(poll_once(&mut f2, &w2).is_pending());
+            let tx = thread::spawn(move || {
+                loom::future::block_on(tx.send(1)).unwrap();
+                tx
+            });
+            drop(f1);
+            let mut tx = tx.join().unwrap();
+            // Woken either directly (f1 was gone) or by f1's cancellation.
+            assert!(wakes(&c2) >= 1);
+            assert_eq!(poll_once(&mut f2, &w2), Poll::Ready(Ok(1)));
+            // Whether f1 had been handed the value before it was dropped.
+            s.mark(wakes(&c1) > 0);
+            drop(f2);
+            assert!(rx.is_empty());
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            if cap.is_some() {
+                tx.try_send(2).unwrap();
+                assert!(tx.try_send(3).unwrap_err().is_full());
+                assert_eq!(rx2.try_recv(), Ok(2));
+            }
+        });
+        seen.assert_both("f1 dropped before / after being handed the value");
+    }
+}
+
+/// A pending async receiver is the oldest waiter, a blocked thread receiver
+/// the other; the async one is dropped while a send races: the thread gets
+/// the value (handed over, or from the front of the queue).
+#[test]
+fn cancelled_receiver_passes_value_to_thread() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        let (_c1, w1) = counting_waker();
+        let mut f1 = rx.recv();
+        assert!(poll_once(&mut f1, &w1).is_pending());
+        let srx = rx.to_sync();
+        let t = thread::spawn(move || srx.recv());
+        let s = thread::spawn(move || {
+            tx.try_send(5).unwrap();
+            tx
+        });
+        drop(f1);
+        assert_eq!(t.join().unwrap(), Ok(5));
+        let mut tx = s.join().unwrap();
+        assert!(rx.is_empty());
+        // Nothing is still `held`: the single slot is free.
+        tx.try_send(6).unwrap();
+        assert!(tx.is_full());
+    });
+}
+
+// ----- (c) disconnection wakes every waiter
+
+/// Dropping the last sender wakes a blocked thread, a task on `block_on` and
+/// a hand-polled pending future; each reports disconnection.
+#[test]
+fn sender_drop_wakes_every_receiver() {
+    model(|| {
+        let (tx, rx) = mpmc::bounded::<u32>(1);
+        let arx = rx.to_async();
+        let arx2 = rx.to_async();
+        let (c3, w3) = counting_waker();
+        let mut f3 = arx2.recv();
+        assert!(poll_once(&mut f3, &w3).is_pending());
+        let t1 = thread::spawn(move || rx.recv());
+        let t2 = thread::spawn(move || loom::future::block_on(arx.recv()));
+        drop(tx);
+        assert_eq!(t1.join().unwrap(), Err(RecvError));
+        assert_eq!(t2.join().unwrap(), Err(RecvError));
+        assert_eq!(wakes(&c3), 1);
+        assert_eq!(poll_once(&mut f3, &w3), Poll::Ready(Err(RecvError)));
+        assert!(arx2.is_disconnected());
+    });
+}
+
+/// Dropping the last receiver wakes a blocked sender (thread) and a pending
+/// async sender, and both get their values back.
+#[test]
+fn receiver_drop_wakes_every_sender() {
+    model(|| {
+        let (tx, rx) = mpmc::bounded::<u32>(1);
+        tx.try_send(0).unwrap();
+        let atx = tx.clone().into_async();
+        let (c2, w2) = counting_waker();
+        let mut s2 = atx.send(2);
+        assert!(poll_once(&mut s2, &w2).is_pending());
+        let t1 = thread::spawn(move || tx.send(1).map_err(|e| e.into_inner()));
+        drop(rx);
+        assert_eq!(t1.join().unwrap(), Err(1));
+        assert_eq!(wakes(&c2), 1);
+        match poll_once(&mut s2, &w2) {
+            Poll::Ready(Err(e)) => assert_eq!(e.into_inner(), 2),
+            other => panic!("expected the value back, got {other:?}"),
+        }
+    });
+}
+
+// ----- (d) a freed slot wakes a waiting producer
+
+/// bounded(1) full; a blocked thread producer completes once a receive frees
+/// the slot; values arrive in order.
+#[test]
+fn freed_slot_wakes_blocked_thread_sender() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(1);
+        tx.send(1).unwrap();
+        let p = thread::spawn(move || {
+            tx.send(2).unwrap();
+            tx
+        });
+        assert_eq!(rx.recv(), Ok(1));
+        assert_eq!(rx.recv(), Ok(2));
+        let tx = p.join().unwrap();
+        assert!(tx.is_empty());
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    });
+}
+
+/// The same with a pending async send driven by `block_on` on another thread.
+#[test]
+fn freed_slot_wakes_pending_async_sender() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        tx.try_send(1).unwrap();
+        let p = thread::spawn(move || {
+            loom::future::block_on(tx.send(2)).unwrap();
+            tx
+        });
+        let rx = rx.into_sync();
+        assert_eq!(rx.recv(), Ok(1));
+        assert_eq!(rx.recv(), Ok(2));
+        let mut tx = p.join().unwrap();
+        assert!(tx.is_empty());
+        // The granted slot was used, not leaked: capacity is exactly 1 again.
+        tx.try_send(3).unwrap();
+        assert!(matches!(tx.try_send(4), Err(TrySendError::Full(4))));
+    });
+}
+
+// ----- (e) rendezvous
+
+/// bounded(0): a blocking send and a blocking receive on two threads; the
+/// value is delivered exactly once and nothing stays buffered.
+#[test]
+fn rendezvous_delivers_exactly_once() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(0);
+        let r = thread::spawn(move || {
+            let v = rx.recv();
+            (v, rx)
+        });
+        tx.send(9).unwrap();
+        let (v, rx) = r.join().unwrap();
+        assert_eq!(v, Ok(9));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        assert!(rx.is_empty());
+    });
+}
+
+/// bounded(0) with an async sender (block_on) and an async receiver
+/// (block_on) on two threads.
+#[test]
+fn rendezvous_async_delivers_exactly_once() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(0);
+        let r = thread::spawn(move || {
+            let v = loom::future::block_on(rx.recv());
+            (v, rx)
+        });
+        loom::future::block_on(tx.send(9)).unwrap();
+        let (v, rx) = r.join().unwrap();
+        assert_eq!(v, Ok(9));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        assert!(rx.is_empty());
+    });
+}
+
+// ----- (f) mpmc: granted slot passes on when the granted send is cancelled
+
+/// bounded(1) full; two pending async sends (s1 older); a receive on another
+/// thread races with the drop of s1 (which may already have been granted the
+/// freed slot): the slot must pass to s2, s1's value must never be enqueued,
+/// and the capacity must be exactly 1 afterwards.
+#[test]
+fn granted_slot_passes_to_next_async_sender() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (tx, rx) = mpmc::bounded_async::<u32>(1);
+        tx.try_send(0).unwrap();
+        let tx2 = tx.clone();
+        let (c1, w1) = counting_waker();
+        let (c2, w2) = counting_waker();
+        let mut s1 = tx.send(1);
+        let mut s2 = tx2.send(2);
+        assert!(poll_once(&mut s1, &w1).is_pending());
+        assert!(poll_once(&mut s2, &w2).is_pending());
+        let srx = rx.to_sync();
+        let r = thread::spawn(move || srx.recv());
+        drop(s1);
+        assert_eq!(r.join().unwrap(), Ok(0));
+        // Whether s1 had been granted the slot before it was dropped.
+        s.mark(wakes(&c1) > 0);
+        assert!(wakes(&c2) >= 1);
+        assert!(matches!(poll_once(&mut s2, &w2), Poll::Ready(Ok(()))));
+        drop(s2);
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(3).unwrap();
+        assert!(tx.try_send(4).unwrap_err().is_full());
+    });
+    seen.assert_both("s1 dropped before / after being granted the slot");
+}
+
+/// The same with the second sender a blocked thread: whichever order the
+/// waiters registered in, the thread's value gets in once s1 is cancelled,
+/// and s1's value never does.
+#[test]
+fn granted_slot_passes_to_blocked_thread_sender() {
+    model(|| {
+        let (tx, rx) = mpmc::bounded_async::<u32>(1);
+        tx.try_send(0).unwrap();
+        let (_c1, w1) = counting_waker();
+        let mut s1 = tx.send(1);
+        assert!(poll_once(&mut s1, &w1).is_pending());
+        let tx2 = tx.clone().into_sync();
+        let p = thread::spawn(move || tx2.send(2));
+        let srx = rx.to_sync();
+        let r = thread::spawn(move || srx.recv());
+        drop(s1);
+        assert_eq!(r.join().unwrap(), Ok(0));
+        assert_eq!(p.join().unwrap(), Ok(()));
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(3).unwrap();
+        assert!(tx.is_full());
+    });
+}
+// ----- more: newest waker, competing receivers, batches, spmc grants
+
+/// A pending future re-polled with a new waker while a send races: if the
+/// re-poll returned `Pending`, the wake-up goes to the new waker only.
+#[test]
+fn repoll_with_new_waker_wakes_the_newest_only() {
+    model(|| {
+        let (mut tx, rx) = spmc::unbounded_async::<u32>();
+        let (c1, w1) = counting_waker();
+        let (c2, w2) = counting_waker();
+        let mut f = rx.recv();
+        assert!(poll_once(&mut f, &w1).is_pending());
+        let s = thread::spawn(move || {
+            tx.try_send(1).unwrap();
+            tx
+        });
+        let second = poll_once(&mut f, &w2);
+        let _tx = s.join().unwrap();
+        match second {
+            Poll::Ready(v) => assert_eq!(v, Ok(1)),
+            Poll::Pending => {
+                assert_eq!(wakes(&c1), 0, "the stale waker was woken");
+                assert_eq!(wakes(&c2), 1);
+                assert_eq!(poll_once(&mut f, &w2), Poll::Ready(Ok(1)));
+            }
+        }
+    });
+}
+
+/// Two blocked thread receivers, one value, then the sender goes: exactly
+/// one receiver gets the value, the other sees the disconnection.
+#[test]
+fn competing_receivers_get_the_value_exactly_once() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(1);
+        let rx2 = rx.clone();
+        let a = thread::spawn(move || rx.recv());
+        let b = thread::spawn(move || rx2.recv());
+        tx.send(4).unwrap();
+        drop(tx);
+        let got = [a.join().unwrap(), b.join().unwrap()];
+        assert!(
+            got == [Ok(4), Err(RecvError)] || got == [Err(RecvError), Ok(4)],
+            "{got:?}"
+        );
+    });
+}
+
+/// A blocking batch send on bounded(1) against a receiver on another
+/// thread: every value arrives once, in order.
+#[test]
+fn batch_send_through_one_slot_keeps_order() {
+    model(|| {
+        let (tx, rx) = mpmc::bounded::<u32>(1);
+        let p = thread::spawn(move || tx.send_batch([1, 2, 3]).unwrap());
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            let before = got.len();
+            assert!(rx.recv_many(&mut got, 3) >= 1);
+            assert!(got.len() > before);
+        }
+        p.join().unwrap();
+        assert_eq!(got, [1, 2, 3]);
+        assert_eq!(rx.recv(), Err(RecvError));
+    });
+}
+
+/// spmc bounded(1) full, the producer's async send pending; a receive frees
+/// the slot (granting it) while the send is dropped: the value is never
+/// enqueued and the capacity is exactly 1 again.
+#[test]
+fn cancelled_granted_spmc_send_restores_capacity() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        tx.try_send(0).unwrap();
+        let srx = rx.to_sync();
+        let r = thread::spawn(move || srx.recv());
+        {
+            let (_c, w) = counting_waker();
+            let mut s = tx.send(1);
+            match poll_once(&mut s, &w) {
+                // The receive ran first and the slot was free.
+                Poll::Ready(r) => assert!(r.is_ok()),
+                Poll::Pending => drop(s),
+            }
+        }
+        assert_eq!(r.join().unwrap(), Ok(0));
+        let sent_one = rx.try_recv();
+        assert!(sent_one == Ok(1) || sent_one == Err(TryRecvError::Empty));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(2).unwrap();
+        assert!(tx.try_send(3).unwrap_err().is_full());
+    });
+}
+
+// ----- the models explore more than one schedule
+
+/// A race whose outcome depends on the schedule: loom must explore both a
+/// schedule where `try_recv` runs before the send and one where it runs
+/// after (so a model above that passes is not passing on one lucky order).
+#[test]
+fn loom_explores_both_orders_of_a_race() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let seen = std::sync::Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+    let s = seen.clone();
+    model(move || {
+        let (mut tx, rx) = spmc::bounded::<u32>(1);
+        let r = thread::spawn(move || (rx.try_recv(), rx));
+        tx.send(7).unwrap();
+        let (got, rx) = r.join().unwrap();
+        match got {
+            Err(TryRecvError::Empty) => {
+                s[0].store(true, Relaxed);
+                assert_eq!(rx.try_recv(), Ok(7));
+            }
+            Ok(v) => {
+                assert_eq!(v, 7);
+                s[1].store(true, Relaxed);
+            }
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+    });
+    assert!(seen[0].load(Relaxed) && seen[1].load(Relaxed));
+}
