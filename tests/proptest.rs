@@ -779,6 +779,9 @@ impl Harness {
                         }
                     }
                     self.spmc_busy = true;
+                    // Held across the await on purpose: the borrow is the
+                    // `&mut` of the exclusive producer.
+                    #[allow(clippy::await_holding_refcell_ref)]
                     Box::pin(async move {
                         let mut h = cell.borrow_mut();
                         let Some(TxH::SpmcAsync(t)) = h.as_mut() else {
