@@ -332,6 +332,87 @@ fn cancelled_receives_under_load_lose_nothing() {
     }
 }
 
+/// Blocking receivers whose timeouts keep expiring just as values arrive:
+/// a value handed to a receiver that is timing out is never lost.
+#[test]
+fn racing_recv_timeouts_lose_nothing() {
+    for cap in [Some(0), Some(1), None] {
+        watchdog(LIMIT, move || {
+            let (mut tx, rx) = sync_chan(cap);
+            let threads: Vec<_> = (0..4u64)
+                .map(|k| {
+                    let rx = rx.clone();
+                    thread::spawn(move || {
+                        let mut v = Vec::new();
+                        let mut t = k;
+                        loop {
+                            t = (t + 1) % 7;
+                            match rx.recv_timeout(Duration::from_micros(t * 3)) {
+                                Ok(x) => v.push(x),
+                                Err(e) if e.is_timeout() => {}
+                                Err(_) => break,
+                            }
+                        }
+                        v
+                    })
+                })
+                .collect();
+            drop(rx);
+            const K: u64 = 40_000;
+            for i in 0..K {
+                tx.send(i).unwrap();
+                if i % 64 == 0 {
+                    thread::yield_now();
+                }
+            }
+            drop(tx);
+            let per: Vec<_> = threads.into_iter().map(|h| h.join().unwrap()).collect();
+            check_exactly_once(K, &per);
+        });
+    }
+}
+
+/// A producer whose `send_timeout`s keep expiring just as receivers free a
+/// slot: every value is delivered exactly once (a timed-out value comes back
+/// and is retried; a value that was taken is never also returned).
+#[test]
+fn racing_send_timeouts_deliver_exactly_once() {
+    for cap in [Some(0), Some(1), Some(3)] {
+        watchdog(LIMIT, move || {
+            let (mut tx, rx) = sync_chan(cap);
+            let threads: Vec<_> = (0..3)
+                .map(|_| {
+                    let rx = rx.clone();
+                    thread::spawn(move || drain_sync(rx))
+                })
+                .collect();
+            drop(rx);
+            const K: u64 = 30_000;
+            let mut timeouts = 0u64;
+            for i in 0..K {
+                let mut v = i;
+                let mut t = i % 5;
+                loop {
+                    match tx.send_timeout(v, Duration::from_micros(t)) {
+                        Ok(()) => break,
+                        Err(e) if e.is_timeout() => {
+                            timeouts += 1;
+                            t += 1;
+                            v = e.into_inner();
+                            assert_eq!(v, i);
+                        }
+                        Err(e) => panic!("{e:?}"),
+                    }
+                }
+            }
+            drop(tx);
+            let per: Vec<_> = threads.into_iter().map(|h| h.join().unwrap()).collect();
+            check_exactly_once(K, &per);
+            let _ = timeouts;
+        });
+    }
+}
+
 /// With a single (cancelling) consumer, a returned value is the next one it
 /// gets: its order is strictly FIFO.
 #[test]
