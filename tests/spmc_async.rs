@@ -1162,3 +1162,39 @@ fn async_disconnection_forms_return_the_value() {
         Err(SendError(vec![4, 5]))
     );
 }
+
+#[test]
+fn dropping_last_receiver_as_pending_stream_drops_handed_value_once() {
+    for cap in CAPS {
+        let log = DropLog::new(2);
+        let (mut tx, rx) = chan(cap);
+        let mut s = rx.into_stream();
+        let (c, w) = counting_waker();
+        assert!(poll_next(&mut s, &w).is_pending());
+        assert!(tx.try_send(log.item(0)).is_ok());
+        assert_eq!(c.count(), 1);
+        assert_eq!(log.total(), 0);
+        // The stream owns the last receiver: its handed value is dropped now.
+        drop(s);
+        assert_eq!(log.dropped(0), 1, "cap {cap:?}");
+        assert!(tx.is_disconnected());
+        assert_eq!(tx.len(), 0);
+        let e = tx.try_send(log.item(1)).unwrap_err();
+        assert!(e.is_disconnected());
+        drop(e);
+        log.assert_all_once();
+    }
+}
+
+#[test]
+fn rendezvous_handed_value_survives_receiver_cancellation() {
+    let (mut tx, rx) = spmc::bounded_async::<u32>(0);
+    let (_c, w) = counting_waker();
+    let mut f = rx.recv();
+    assert_pending(poll_unpin(&mut f, &w));
+    tx.try_send(1).unwrap();
+    drop(f);
+    // Nothing is lost: the next receiver gets it.
+    assert_eq!(futures::executor::block_on(rx.recv()), Ok(1));
+    assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+}
