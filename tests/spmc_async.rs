@@ -804,7 +804,7 @@ fn blocked_thread_and_pending_task_are_served_in_arrival_order() {
             let mut tx = tx.into_sync();
             let srx = rx.to_sync();
             let h = thread::spawn(move || srx.recv());
-            thread::sleep(Duration::from_millis(100));
+            thread::sleep(Duration::from_millis(150));
             let (c, w) = counting_waker();
             let mut f = rx.recv();
             assert_pending(poll_unpin(&mut f, &w));
@@ -821,7 +821,7 @@ fn blocked_thread_and_pending_task_are_served_in_arrival_order() {
             assert_pending(poll_unpin(&mut f, &w));
             let srx = rx.to_sync();
             let h = thread::spawn(move || srx.recv());
-            thread::sleep(Duration::from_millis(100));
+            thread::sleep(Duration::from_millis(150));
             tx.send(3).unwrap();
             assert_eq!(c.count(), 2);
             assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(3));
