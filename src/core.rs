@@ -18,6 +18,7 @@
 //!   cancelled send never enqueues its value.
 
 use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -313,6 +314,30 @@ impl<T> Chan<T> {
         r
     }
 
+    /// Like [`locked`](Self::locked), for an operation that takes a value out
+    /// of the channel: if a deferred wake-up panics (a sender's waker), the
+    /// value (`taken(r)`) goes back to the front of the channel before the
+    /// panic goes on, instead of being dropped while it unwinds.
+    #[inline]
+    fn locked_take<R>(
+        &self,
+        f: impl FnOnce(&mut State<T>, &mut Deferred<T>) -> R,
+        taken: impl FnOnce(R) -> Option<T>,
+    ) -> R {
+        let mut d = Deferred::new();
+        let r = {
+            let mut state = self.state.lock();
+            f(&mut state, &mut d)
+        };
+        if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| d.run())) {
+            if let Some(v) = taken(r) {
+                self.locked(|st, d| st.deliver(v, true, d));
+            }
+            panic::resume_unwind(panic);
+        }
+        r
+    }
+
     pub(crate) fn capacity(&self) -> Option<usize> {
         self.cap
     }
@@ -544,7 +569,7 @@ impl<T> Chan<T> {
     // ----- receiving
 
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.locked(|st, d| st.try_pop(d))
+        self.locked_take(|st, d| st.try_pop(d), Result::ok)
     }
 
     /// Takes up to `limit` values without waiting; returns how many.
@@ -592,16 +617,19 @@ impl<T> Chan<T> {
     /// Blocking receive; `deadline` of `None` waits for ever.
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
         loop {
-            let sig = self.locked(|st, d| match st.try_pop(d) {
-                Ok(v) => Ok(Err(v)),
-                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) if deadline.is_some_and(|t| Instant::now() >= t) => {
-                    Err(RecvTimeoutError::Timeout)
-                }
-                Err(TryRecvError::Empty) => {
-                    Ok(Ok(st.wait_recv(Waiter::Thread(sync::current()), d)))
-                }
-            })?;
+            let sig = self.locked_take(
+                |st, d| match st.try_pop(d) {
+                    Ok(v) => Ok(Err(v)),
+                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+                    Err(TryRecvError::Empty) if deadline.is_some_and(|t| Instant::now() >= t) => {
+                        Err(RecvTimeoutError::Timeout)
+                    }
+                    Err(TryRecvError::Empty) => {
+                        Ok(Ok(st.wait_recv(Waiter::Thread(sync::current()), d)))
+                    }
+                },
+                |r| r.ok()?.err(),
+            )?;
             let sig = match sig {
                 Ok(sig) => sig,
                 Err(v) => return Ok(v),
@@ -643,24 +671,35 @@ impl<T> Chan<T> {
             let slot = sig.take();
             w.0 = None;
             if let Some(v) = slot.value {
-                if self.holds_handoffs() {
-                    self.locked(|st, d| {
+                if !self.holds_handoffs() {
+                    return Poll::Ready(Ok(v));
+                }
+                let v = self.locked_take(
+                    |st, d| {
                         st.held -= 1;
                         st.refill(d);
-                    });
-                }
+                        v
+                    },
+                    Some,
+                );
                 return Poll::Ready(Ok(v));
             }
             // Woken by disconnection: drain or report it.
         }
-        self.locked(|st, d| match st.try_pop(d) {
-            Ok(v) => Poll::Ready(Ok(v)),
-            Err(TryRecvError::Disconnected) => Poll::Ready(Err(TryRecvError::Disconnected)),
-            Err(TryRecvError::Empty) => {
-                w.0 = Some(st.wait_recv(Waiter::Task(waker.clone()), d));
-                Poll::Pending
-            }
-        })
+        self.locked_take(
+            |st, d| match st.try_pop(d) {
+                Ok(v) => Poll::Ready(Ok(v)),
+                Err(TryRecvError::Disconnected) => Poll::Ready(Err(TryRecvError::Disconnected)),
+                Err(TryRecvError::Empty) => {
+                    w.0 = Some(st.wait_recv(Waiter::Task(waker.clone()), d));
+                    Poll::Pending
+                }
+            },
+            |r| match r {
+                Poll::Ready(Ok(v)) => Some(v),
+                _ => None,
+            },
+        )
     }
 
     /// A dropped async receive: an unused value handed to it goes to the next

@@ -746,15 +746,21 @@ fn panicking_sender_waker_on_recv_leaves_channel_working() {
         let mut f = tx.send(1);
         assert_pending(poll_unpin(&mut f, &wp));
         // The recv that frees the slot wakes the sender; the panic reaches
-        // the receiving caller.
+        // the receiving caller, and the value that recv took is not lost: it
+        // goes back to the front of the channel.
         let msg = expect_panic(|| rx.try_recv());
         assert!(msg.contains("waker panics"), "{msg}");
         assert_eq!(p.count(), 1);
-        // The slot was granted: the send completes and capacity is exact.
+        assert_eq!(rx.len(), 1);
+        // The slot was granted: the send completes. Only on this panicking
+        // path does the channel hold one value more than its capacity, until
+        // a receiver takes it: losing the value would be worse.
         let (_c, good) = counting_waker();
         assert_eq!(ready(poll_unpin(&mut f, &good)), Ok(()));
         drop(f);
-        assert_eq!(rx.len(), 1);
+        assert_eq!(rx.len(), 2);
+        assert!(tx.try_send(2).unwrap_err().is_full());
+        assert_eq!(rx.try_recv(), Ok(0));
         assert!(tx.try_send(2).unwrap_err().is_full());
         assert_eq!(rx.try_recv(), Ok(1));
         tx.try_send(3).unwrap();
