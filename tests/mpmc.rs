@@ -26,7 +26,7 @@ use futures::task::ArcWake;
 const WATCHDOG: Duration = Duration::from_secs(20);
 /// How long a thread gets to reach its blocking call before we assume it is
 /// blocked there (and how long we wait to see that nothing happens).
-const SETTLE: Duration = Duration::from_millis(50);
+const SETTLE: Duration = Duration::from_millis(100);
 
 /// Runs `f` on its own thread; fails the test if it does not finish in time.
 fn watchdog<F: FnOnce() + Send + 'static>(f: F) {

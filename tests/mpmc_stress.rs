@@ -19,7 +19,7 @@ const PRODUCERS: usize = 4;
 const CONSUMERS: usize = 4;
 const TOTAL: usize = 200_000;
 const PER_PRODUCER: usize = TOTAL / PRODUCERS;
-const WATCHDOG: Duration = Duration::from_secs(120);
+const WATCHDOG: Duration = Duration::from_secs(60);
 
 /// Runs `f` on its own thread and fails the test if it does not finish in
 /// time (a hang becomes a failure instead of a stuck test run).
