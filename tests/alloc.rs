@@ -62,6 +62,8 @@ fn count<R>(f: impl FnOnce() -> R) -> (R, usize) {
     COUNTING.store(true, Ordering::SeqCst);
     let r = f();
     COUNTING.store(false, Ordering::SeqCst);
+    // This thread's own teardown must not count while a later test measures.
+    ENROLLED.with(|e| e.set(false));
     (r, ALLOCS.load(Ordering::SeqCst))
 }
 
