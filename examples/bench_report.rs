@@ -516,7 +516,15 @@ fn chart(path: &Path, rows: &[(String, f64)], title: &str) -> Res<()> {
             _ => String::new(),
         })
         .x_desc("amphi median / fastest peer median (log scale; left of 1 = amphi fastest)")
-        .x_label_formatter(&|x| format!("{x:.2}"))
+        // Only 1, 2 and 5 times a power of ten, so the log axis stays legible.
+        .x_label_formatter(&|x| {
+            let m = x / 10f64.powf(x.log10().floor());
+            if [1.0, 2.0, 5.0].iter().any(|k| (m - k).abs() < 1e-6) {
+                format!("{x:.2}")
+            } else {
+                String::new()
+            }
+        })
         .draw()?;
     let green = RGBColor(46, 139, 87);
     let red = RGBColor(205, 92, 92);
@@ -537,6 +545,19 @@ fn chart(path: &Path, rows: &[(String, f64)], title: &str) -> Res<()> {
     ))?;
     root.present()?;
     Ok(())
+}
+
+/// Byte offset of the first line at or after `from` that is exactly `marker` (so a marker quoted
+/// inside prose or code does not count).
+fn find_line(doc: &str, marker: &str, from: usize) -> Option<usize> {
+    let mut at = from;
+    for line in doc[from..].split_inclusive('\n') {
+        if line.trim_end() == marker {
+            return Some(at);
+        }
+        at += line.len();
+    }
+    None
 }
 
 fn main() -> Res<()> {
@@ -599,8 +620,10 @@ fn main() -> Res<()> {
     section.push_str(&end);
 
     let doc = fs::read_to_string(&args.out).unwrap_or_default();
-    let new_doc = match (doc.find(&begin), doc.find(&end)) {
-        (Some(b), Some(e)) if e > b => format!("{}{}{}", &doc[..b], section, &doc[e + end.len()..]),
+    let b = find_line(&doc, &begin, 0);
+    let e = b.and_then(|b| find_line(&doc, &end, b));
+    let new_doc = match (b, e) {
+        (Some(b), Some(e)) => format!("{}{}{}", &doc[..b], section, &doc[e + end.len()..]),
         _ => {
             let heading = match label {
                 Some(l) => format!("## Results: {l}\n\n"),
