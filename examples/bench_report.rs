@@ -629,8 +629,8 @@ fn main() -> Res<()> {
                 Some(l) => format!("## Results: {l}\n\n"),
                 None => "## Results\n\n".to_string(),
             };
-            match doc.find("\n## History") {
-                Some(h) => format!("{}\n{heading}{section}\n{}", &doc[..h], &doc[h..]),
+            match find_line(&doc, "## History", 0) {
+                Some(h) => format!("{}{heading}{section}\n\n{}", &doc[..h], &doc[h..]),
                 None => format!("{doc}\n{heading}{section}\n"),
             }
         }
