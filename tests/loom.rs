@@ -498,6 +498,50 @@ fn cancelled_granted_spmc_send_restores_capacity() {
     });
 }
 
+// ----- regression: a granted slot used by a direct handoff
+
+/// mpmc bounded(1) full, two pending async sends (s1 older, s2), one
+/// consumer thread doing three receives. The consumer's first receive frees
+/// the slot and grants it to s1; if the consumer is already waiting again
+/// when s1 is polled, s1's value goes straight to it, and the slot is free
+/// again: it must be granted to s2 at that point, or s2 and the consumer wait
+/// for each other for ever (loom reports the deadlock).
+#[test]
+#[ignore = "BUG: poll_send's granted path hands the value to a waiting thread without refill(); see RELIABILITY.md"]
+fn granted_send_handing_off_to_a_waiting_thread_regrants_the_slot() {
+    model(|| {
+        let (tx, rx) = mpmc::bounded_async::<u32>(1);
+        tx.try_send(0).unwrap();
+        let tx2 = tx.clone();
+        let srx = rx.to_sync();
+        let c = thread::spawn(move || (0..3).map(|_| srx.recv().unwrap()).collect::<Vec<_>>());
+        let mut s1 = Some(tx.send(1));
+        let mut s2 = Some(tx2.send(2));
+        // Poll both sends (s1 first, so it is the older waiter) until both
+        // are done; the thread parks in between until woken.
+        loom::future::block_on(std::future::poll_fn(|cx| {
+            for s in [&mut s1, &mut s2] {
+                if let Some(f) = s {
+                    if let Poll::Ready(r) = Pin::new(f).poll(cx) {
+                        r.unwrap();
+                        *s = None;
+                    }
+                }
+            }
+            if s1.is_none() && s2.is_none() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }));
+        // (Order between the two senders is not asserted: s2 may hand its
+        // value to the waiting consumer while s1 holds its granted slot.)
+        let mut got = c.join().unwrap();
+        got.sort();
+        assert_eq!(got, [0, 1, 2]);
+    });
+}
+
 // ----- the models explore more than one schedule
 
 /// A race whose outcome depends on the schedule: loom must explore both a
