@@ -73,7 +73,7 @@ TOML
 # Integration test files run under Miri by default. Files with tests that
 # need an OS runtime (tokio/smol), real time or long loops mark those tests
 # #[cfg_attr(miri, ignore)]; see RELIABILITY.md for the list.
-MIRI_DEFAULT_TESTS="proptest"
+MIRI_DEFAULT_TESTS="proptest spmc_async"
 run_miri() {
     if ! cargo +nightly miri --version >/dev/null 2>&1; then
         echo "== miri: skipped (no nightly toolchain with the miri component;"
@@ -88,8 +88,8 @@ run_miri() {
     if [ "${MIRI_TESTS:-}" = all ]; then
         targets=(--tests)
     else
-        for t in ${MIRI_TESTS:-$MIRI_DEFAULT_TESTS}; do
-            [ -f "tests/$t.rs" ] && targets+=(--test "$t")
+        for name in ${MIRI_TESTS:-$MIRI_DEFAULT_TESTS}; do
+            if [ -f "tests/$name.rs" ]; then targets+=(--test "$name"); fi
         done
     fi
     echo "== miri: cargo +nightly miri test --lib ${targets[*]}"
