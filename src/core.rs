@@ -517,6 +517,9 @@ impl<T> Chan<T> {
                         return Err(v);
                     }
                     st.deliver(v, false, d);
+                    // If a waiting thread took the value, the granted slot
+                    // is free again and belongs to the next waiting sender.
+                    st.refill(d);
                     Ok(())
                 }));
             }
@@ -718,6 +721,8 @@ impl<T> Chan<T> {
                     st.held -= 1;
                 }
                 st.deliver(v, true, d);
+                // If a waiting thread took the value, its room is free.
+                st.refill(d);
             }
             d.drop_slot(Some(slot));
         });

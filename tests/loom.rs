@@ -507,7 +507,6 @@ fn cancelled_granted_spmc_send_restores_capacity() {
 /// again: it must be granted to s2 at that point, or s2 and the consumer wait
 /// for each other for ever (loom reports the deadlock).
 #[test]
-#[ignore = "BUG: poll_send's granted path hands the value to a waiting thread without refill(); see RELIABILITY.md"]
 fn granted_send_handing_off_to_a_waiting_thread_regrants_the_slot() {
     model(|| {
         let (tx, rx) = mpmc::bounded_async::<u32>(1);

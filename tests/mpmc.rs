@@ -604,6 +604,7 @@ fn state_queries_on_all_handles() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn conversions_share_one_channel() {
     watchdog(|| {
         let (tx, rx) = mpmc::bounded::<i32>(4);
@@ -1101,6 +1102,7 @@ fn rendezvous_pending_async_sends() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn rendezvous_many_senders_many_receivers() {
     watchdog(|| {
         const SENDERS: usize = 8;

@@ -1204,3 +1204,48 @@ fn rendezvous_handed_value_survives_receiver_cancellation() {
     assert_eq!(futures::executor::block_on(rx.recv()), Ok(1));
     assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
 }
+
+/// A cancelled receive whose value goes to a waiting *thread* frees the room
+/// that value held: a pending async send must be granted it, or it waits for
+/// ever on an empty channel.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn cancelled_receive_handing_value_to_thread_grants_pending_send() {
+    watchdog(20, || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        let (_ac, aw) = counting_waker();
+        let mut a = rx.recv();
+        assert_pending(poll_unpin(&mut a, &aw));
+        // Handed to the pending task: it holds the one slot until taken.
+        tx.try_send(1).unwrap();
+        assert!(tx.try_send(9).unwrap_err().is_full());
+        let (sc, sw) = counting_waker();
+        let mut s = tx.send(2);
+        assert_pending(poll_unpin(&mut s, &sw));
+        let srx = rx.to_sync();
+        let waiting = flag();
+        let b = {
+            let waiting = waiting.clone();
+            thread::spawn(move || {
+                waiting.store(true, Ordering::SeqCst);
+                srx.recv()
+            })
+        };
+        wait_until(10, "thread about to block", || {
+            waiting.load(Ordering::SeqCst)
+        });
+        thread::sleep(Duration::from_millis(150));
+        // The cancelled future's value goes to the blocked thread, and its
+        // slot to the pending send.
+        drop(a);
+        assert_eq!(join_within(b, 10), Ok(1));
+        assert_eq!(
+            sc.count(),
+            1,
+            "the pending send was not granted the freed slot"
+        );
+        assert_eq!(ready(poll_unpin(&mut s, &sw)), Ok(()));
+        drop(s);
+        assert_eq!(rx.try_recv(), Ok(2));
+    });
+}

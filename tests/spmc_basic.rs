@@ -39,6 +39,7 @@ fn fifo_competition_between_receiver_clones() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn competing_threads_each_see_increasing_values() {
     watchdog(30, || {
         let (mut tx, rx) = spmc::bounded(4);
@@ -280,6 +281,7 @@ fn values_left_when_everything_drops_are_dropped_once() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn each_value_dropped_exactly_once_under_concurrency() {
     watchdog(30, || {
         const N: usize = 3_000;
