@@ -190,7 +190,15 @@ impl<T> State<T> {
     /// Room may have appeared: serve waiting senders, oldest first. A
     /// blocking (value-carrying) sender's value is moved in and the sender is
     /// done; an async sender is granted the slot and sends when polled.
+    #[inline]
     fn refill(&mut self, d: &mut Deferred<T>) {
+        if !self.send_waiters.is_empty() {
+            self.serve_senders(d);
+        }
+    }
+
+    #[inline(never)]
+    fn serve_senders(&mut self, d: &mut Deferred<T>) {
         while self.has_space() {
             let Some(sig) = self.send_waiters.pop() else {
                 return;
@@ -554,10 +562,14 @@ impl<T> Chan<T> {
 
     /// A dropped async send: its value is not enqueued, and a slot granted to
     /// it passes to the next waiting sender.
+    #[inline]
     pub(crate) fn cancel_send(&self, w: &mut SendWait<T>) {
-        let Some(sig) = w.sig.take() else {
-            return;
-        };
+        if let Some(sig) = w.sig.take() {
+            self.abandon_send(sig);
+        }
+    }
+
+    fn abandon_send(&self, sig: Arc<Signal<T>>) {
         self.locked(|st, d| {
             st.send_waiters.remove(&sig);
             let slot = sig.take();
@@ -708,10 +720,14 @@ impl<T> Chan<T> {
     /// A dropped async receive: an unused value handed to it goes to the next
     /// waiting receiver or back to the front of the queue, so nothing is lost
     /// and order holds.
+    #[inline]
     pub(crate) fn cancel_recv(&self, w: &mut RecvWait<T>) {
-        let Some(sig) = w.0.take() else {
-            return;
-        };
+        if let Some(sig) = w.0.take() {
+            self.abandon_recv(sig);
+        }
+    }
+
+    fn abandon_recv(&self, sig: Arc<Signal<T>>) {
         self.locked(|st, d| {
             let waiting = remove_from(&mut st.recv_waiters, &sig);
             let mut slot = sig.take();
