@@ -23,7 +23,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use crate::error::{RecvError, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
-use crate::sync::{self, Arc, Mutex};
+use crate::sync::{self, Arc, AtomicBool, Mutex, Ordering};
 use crate::waiter::{Deferred, Signal, Waiter};
 
 /// At most this many signals are kept for reuse.
@@ -265,6 +265,10 @@ impl<T> State<T> {
 pub(crate) struct Chan<T> {
     state: Mutex<State<T>>,
     cap: Option<usize>,
+    /// Whether the queue held a value when the lock was last released. Only
+    /// a hint, read without the lock by a blocking receiver that spins
+    /// before it registers as a waiter (the lock decides).
+    nonempty: AtomicBool,
 }
 
 /// How an async receive is going.
@@ -306,6 +310,7 @@ impl<T> Chan<T> {
                 pool: Vec::new(),
             }),
             cap,
+            nonempty: AtomicBool::new(false),
         }
     }
 
@@ -316,7 +321,10 @@ impl<T> Chan<T> {
         let mut d = Deferred::new();
         let r = {
             let mut state = self.state.lock();
-            f(&mut state, &mut d)
+            let r = f(&mut state, &mut d);
+            self.nonempty
+                .store(!state.queue.is_empty(), Ordering::Relaxed);
+            r
         };
         d.run();
         r
@@ -335,7 +343,10 @@ impl<T> Chan<T> {
         let mut d = Deferred::new();
         let r = {
             let mut state = self.state.lock();
-            f(&mut state, &mut d)
+            let r = f(&mut state, &mut d);
+            self.nonempty
+                .store(!state.queue.is_empty(), Ordering::Relaxed);
+            r
         };
         if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| d.run())) {
             if let Some(v) = taken(r) {
@@ -631,6 +642,19 @@ impl<T> Chan<T> {
 
     /// Blocking receive; `deadline` of `None` waits for ever.
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        // A value often arrives within microseconds (a producer that is
+        // running, a round trip): spin for it before paying for a registered
+        // wait and a wake-up. Not on `bounded(0)`, where the sender must find
+        // this receiver registered, nor with a deadline.
+        if self.cap != Some(0) && deadline.is_none() {
+            match self.try_recv() {
+                Ok(v) => return Ok(v),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {
+                    sync::backoff(|| self.nonempty.load(Ordering::Relaxed));
+                }
+            }
+        }
         loop {
             let sig = self.locked_take(
                 |st, d| match st.try_pop(d) {

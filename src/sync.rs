@@ -5,7 +5,7 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicU8, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
     pub(crate) use std::sync::Arc;
     pub(crate) use std::thread::{current, park, park_timeout, yield_now, Thread};
 
@@ -44,7 +44,7 @@ mod imp {
 
 #[cfg(loom)]
 mod imp {
-    pub(crate) use loom::sync::atomic::{AtomicU8, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, Ordering};
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::thread::{current, park, yield_now, Thread};
 
@@ -82,3 +82,22 @@ mod imp {
 }
 
 pub(crate) use imp::*;
+
+/// Spins (exponentially longer rounds), then yields, until `ready()` is true
+/// or the budget (a few microseconds) is spent. Returns the last `ready()`.
+#[inline]
+pub(crate) fn backoff(mut ready: impl FnMut() -> bool) -> bool {
+    for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
+        if ready() {
+            return true;
+        }
+        if round < SPIN_ROUNDS {
+            for _ in 0..(1u32 << round) {
+                spin_loop();
+            }
+        } else {
+            yield_now();
+        }
+    }
+    ready()
+}

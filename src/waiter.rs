@@ -136,17 +136,8 @@ impl<T> Signal<T> {
     /// true if notified. Spins briefly, then parks; the notifier unparks only
     /// a thread that has parked.
     pub(crate) fn wait(&self, deadline: Option<Instant>) -> bool {
-        for round in 0..sync::SPIN_ROUNDS + sync::YIELD_ROUNDS {
-            if self.is_notified() {
-                return true;
-            }
-            if round < sync::SPIN_ROUNDS {
-                for _ in 0..(1u32 << round) {
-                    sync::spin_loop();
-                }
-            } else {
-                sync::yield_now();
-            }
+        if sync::backoff(|| self.is_notified()) {
+            return true;
         }
         if self
             .state
