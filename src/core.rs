@@ -318,6 +318,15 @@ impl<T> Chan<T> {
     /// after the lock is released.
     #[inline]
     pub(crate) fn locked<R>(&self, f: impl FnOnce(&mut State<T>, &mut Deferred<T>) -> R) -> R {
+        let (r, d) = self.collect(f);
+        d.run();
+        r
+    }
+
+    /// Runs `f` under the core lock and returns, with its result, the work
+    /// it deferred; the caller runs that once the guard is gone.
+    #[inline]
+    fn collect<R>(&self, f: impl FnOnce(&mut State<T>, &mut Deferred<T>) -> R) -> (R, Deferred<T>) {
         let mut d = Deferred::new();
         let r = {
             let mut state = self.state.lock();
@@ -326,8 +335,7 @@ impl<T> Chan<T> {
                 .store(!state.queue.is_empty(), Ordering::Relaxed);
             r
         };
-        d.run();
-        r
+        (r, d)
     }
 
     /// Like [`locked`](Self::locked), for an operation that takes a value out
@@ -340,14 +348,7 @@ impl<T> Chan<T> {
         f: impl FnOnce(&mut State<T>, &mut Deferred<T>) -> R,
         taken: impl FnOnce(R) -> Option<T>,
     ) -> R {
-        let mut d = Deferred::new();
-        let r = {
-            let mut state = self.state.lock();
-            let r = f(&mut state, &mut d);
-            self.nonempty
-                .store(!state.queue.is_empty(), Ordering::Relaxed);
-            r
-        };
+        let (r, d) = self.collect(f);
         if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| d.run())) {
             if let Some(v) = taken(r) {
                 self.locked(|st, d| st.deliver(v, true, d));

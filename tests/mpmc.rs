@@ -6,11 +6,13 @@
 //!
 //! Every test body runs under a watchdog, so a hang fails the test.
 
+mod common;
+
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc as std_mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -28,24 +30,10 @@ const WATCHDOG: Duration = Duration::from_secs(20);
 /// blocked there (and how long we wait to see that nothing happens).
 const SETTLE: Duration = Duration::from_millis(100);
 
-/// Runs `f` on its own thread; fails the test if it does not finish in time.
+/// Runs `f` on its own thread; fails the test if it does not finish in time
+/// (a hang becomes a failure instead of a stuck test run).
 fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
-    let (done_tx, done_rx) = std_mpsc::channel();
-    let h = thread::spawn(move || {
-        f();
-        let _ = done_tx.send(());
-    });
-    match done_rx.recv_timeout(WATCHDOG) {
-        Ok(()) => h.join().unwrap(),
-        Err(std_mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(p) = h.join() {
-                std::panic::resume_unwind(p);
-            }
-        }
-        Err(std_mpsc::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test did not finish within {WATCHDOG:?} (hang?)")
-        }
-    }
+    common::watchdog(WATCHDOG.as_secs(), f)
 }
 
 /// Polls `cond` until it holds; fails after a few seconds.

@@ -12,8 +12,10 @@
 // timerfd, which Miri does not support).
 #![cfg(not(miri))]
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc as std_mpsc, Arc};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -25,25 +27,10 @@ const TOTAL: usize = 200_000;
 const PER_PRODUCER: usize = TOTAL / PRODUCERS;
 const WATCHDOG: Duration = Duration::from_secs(60);
 
-/// Runs `f` on its own thread and fails the test if it does not finish in
-/// time (a hang becomes a failure instead of a stuck test run).
+/// Runs `f` on its own thread; fails the test if it does not finish in time
+/// (a hang becomes a failure instead of a stuck test run).
 fn watchdog<F: FnOnce() + Send + 'static>(f: F) {
-    let (done_tx, done_rx) = std_mpsc::channel();
-    let h = thread::spawn(move || {
-        f();
-        let _ = done_tx.send(());
-    });
-    match done_rx.recv_timeout(WATCHDOG) {
-        Ok(()) => h.join().unwrap(),
-        Err(std_mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(p) = h.join() {
-                std::panic::resume_unwind(p);
-            }
-        }
-        Err(std_mpsc::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test did not finish within {WATCHDOG:?} (hang?)")
-        }
-    }
+    common::watchdog(WATCHDOG.as_secs(), f)
 }
 
 #[derive(Clone, Copy, Debug)]
