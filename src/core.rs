@@ -582,15 +582,17 @@ impl<T> Chan<T> {
     }
 
     fn abandon_send(&self, sig: Arc<Signal<T>>) {
-        self.locked(|st, d| {
+        let slot = self.locked(|st, d| {
             st.send_waiters.remove(&sig);
             let slot = sig.take();
             if slot.granted {
                 st.granted -= 1;
                 st.refill(d);
             }
-            d.drop_slot(Some(slot));
+            slot
         });
+        // Its value and waker are dropped here, after the lock.
+        drop(slot);
     }
 
     // ----- receiving
@@ -753,7 +755,7 @@ impl<T> Chan<T> {
     }
 
     fn abandon_recv(&self, sig: Arc<Signal<T>>) {
-        self.locked(|st, d| {
+        let slot = self.locked(|st, d| {
             let waiting = remove_from(&mut st.recv_waiters, &sig);
             let mut slot = sig.take();
             if let Some(v) = slot.value.take() {
@@ -765,8 +767,10 @@ impl<T> Chan<T> {
                 // If a waiting thread took the value, its room is free.
                 st.refill(d);
             }
-            d.drop_slot(Some(slot));
+            slot
         });
+        // Its waker is dropped here, after the lock.
+        drop(slot);
     }
 
     fn holds_handoffs(&self) -> bool {

@@ -178,11 +178,10 @@ impl<T> Signal<T> {
 /// Work that must wait until the core lock is released: wake-ups, and values
 /// and wakers to drop. Collected under the lock, run by `Drop` (which
 /// `Chan::locked` arranges to happen after the guard is gone). The common
-/// cases (one wake-up, one stale slot) stay inline; the rest (disconnection,
-/// many wake-ups) goes in a box.
+/// case (one wake-up) stays inline; the rare rest (disconnection, several
+/// wake-ups, a stale slot of a reused signal) goes in a box.
 pub(crate) struct Deferred<T> {
     wake: Option<Waiter>,
-    slot: Option<Slot<T>>,
     rest: Option<Box<Rest<T>>>,
 }
 
@@ -197,7 +196,6 @@ impl<T> Deferred<T> {
     pub(crate) fn new() -> Self {
         Deferred {
             wake: None,
-            slot: None,
             rest: None,
         }
     }
@@ -240,11 +238,7 @@ impl<T> Deferred<T> {
         if slot.value.is_none() && slot.waiter.is_none() {
             return;
         }
-        if self.slot.is_none() {
-            self.slot = Some(slot);
-        } else {
-            self.rest().slots.push(slot);
-        }
+        self.rest().slots.push(slot);
     }
 }
 
@@ -253,7 +247,7 @@ impl<T> Deferred<T> {
     /// to drop) skips the drop glue of the rare parts.
     #[inline]
     pub(crate) fn run(mut self) {
-        if self.rest.is_none() && self.slot.is_none() {
+        if self.rest.is_none() {
             let wake = self.wake.take();
             std::mem::forget(self);
             if let Some(w) = wake {
@@ -266,7 +260,7 @@ impl<T> Deferred<T> {
 impl<T> Drop for Deferred<T> {
     fn drop(&mut self) {
         match self.rest.take() {
-            // The common case: at most one wake-up and one stale slot.
+            // The common case: at most one wake-up.
             None => {
                 if let Some(w) = self.wake.take() {
                     w.wake();
@@ -274,8 +268,6 @@ impl<T> Drop for Deferred<T> {
             }
             Some(rest) => self.run_all(*rest),
         }
-        // A stale slot (a cancelled waiter's waker, or its value) drops here,
-        // after the wake-ups, like the rest.
     }
 }
 
