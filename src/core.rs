@@ -124,10 +124,8 @@ impl<T> State<T> {
         }
     }
 
-    /// Whether a value handed to a task counts against the capacity until it
-    /// is taken.
     fn holds_handoffs(&self) -> bool {
-        matches!(self.cap, Some(cap) if cap > 0)
+        holds_handoffs(self.cap)
     }
 
     /// A signal for a new wait, reused from the pool when one is free.
@@ -135,7 +133,9 @@ impl<T> State<T> {
         for sig in self.pool.iter_mut() {
             // Unique: neither a waiter, a list nor a notifier still holds it.
             if let Some(free) = Arc::get_mut(sig) {
-                d.drop_slot(free.reset(waiter, value));
+                if let Some(stale) = free.reset(waiter, value) {
+                    d.drop_slot(stale);
+                }
                 return sig.clone();
             }
         }
@@ -774,6 +774,12 @@ impl<T> Chan<T> {
     }
 
     fn holds_handoffs(&self) -> bool {
-        matches!(self.cap, Some(cap) if cap > 0)
+        holds_handoffs(self.cap)
     }
+}
+
+/// Whether a value handed to a task counts against the capacity until the
+/// task takes it: on bounded channels that can hold values (`cap > 0`).
+fn holds_handoffs(cap: Option<usize>) -> bool {
+    matches!(cap, Some(cap) if cap > 0)
 }

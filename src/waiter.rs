@@ -231,18 +231,10 @@ impl<T> Deferred<T> {
         }
     }
 
-    pub(crate) fn drop_slot(&mut self, slot: Option<Slot<T>>) {
-        let Some(slot) = slot else {
-            return;
-        };
-        if slot.value.is_none() && slot.waiter.is_none() {
-            return;
-        }
+    pub(crate) fn drop_slot(&mut self, slot: Slot<T>) {
         self.rest().slots.push(slot);
     }
-}
 
-impl<T> Deferred<T> {
     /// Runs the deferred work. The common case (at most one wake-up, nothing
     /// to drop) skips the drop glue of the rare parts.
     #[inline]
