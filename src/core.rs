@@ -1,284 +1,157 @@
 //! The one core that threads and tasks wait on together.
 //!
 //! A single mutex guards the queue, the endpoint counts, the FIFO list of
-//! waiting receivers and the producer side's waiters (one slot for spmc, a
-//! FIFO list for mpmc). Every notification decision is made under that lock;
-//! every wake-up, and every drop of a value or a waker, happens after it is
-//! released (see [`Deferred`]).
+//! waiting receivers and the list of waiting senders. Every notification
+//! decision is made under that lock; every wake-up, and every drop of a value
+//! or a waker, happens after it is released (see [`Deferred`]). Waiters are
+//! intrusive nodes ([`Node`]) that live in the blocked thread's stack frame
+//! or inside the pinned future, so waiting never allocates.
 //!
-//! Invariants (all under the lock):
+//! A ready send or receive takes the lock once, checks that nobody waits,
+//! moves the value and unlocks: no deferred work, no unwind guard.
+//!
+//! Invariants (under the lock unless said otherwise):
 //! - receivers wait only while the queue is empty, so a value sent while a
-//!   receiver waits goes straight into that receiver's slot (direct handoff);
-//! - `queue.len() + held + granted <= cap` for bounded channels with `cap > 0`:
-//!   a value handed to a task is `held` until the task takes it (it may still
-//!   come back if the task is cancelled), and a slot granted to a waiting async
-//!   sender is `granted` until that sender uses or returns it;
-//! - a waiting sender carries its value in its slot, except an async sender on
-//!   a channel with `cap > 0`, which is granted a slot instead, so that a
-//!   cancelled send never enqueues its value.
+//!   receiver waits goes straight to the oldest waiting receiver (direct
+//!   handoff), except on `bounded(0)`, where a waiting *task* is only woken and
+//!   takes the value from the waiting sender when it runs (so a cancelled
+//!   receive never leaves a value behind);
+//! - `queue.len() + held + granted <= cap` for bounded channels with
+//!   `cap > 0`: a value handed to a task is `held` until the task takes it (it
+//!   may come back if the task is cancelled), and a slot granted to a waiting
+//!   async sender is `granted` until that sender uses or returns it;
+//! - `held` lives outside the lock, in one word with the "a sender waits"
+//!   bit, so that a task taking its value releases the slot with one atomic
+//!   subtraction: whichever of that subtraction and a sender's registration
+//!   (`fetch_or` of the bit) comes second sees the other, so a freed slot
+//!   always reaches a waiting sender;
+//! - a waiting sender carries its value in its node, except an async sender
+//!   on a channel with `cap > 0`, which keeps it and is granted a slot
+//!   instead, so that a cancelled send never enqueues its value.
 
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
+use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use crate::error::{RecvError, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
-use crate::sync::{self, Arc, AtomicBool, Mutex, Ordering};
-use crate::waiter::{Deferred, Signal, Waiter};
-
-/// At most this many signals are kept for reuse.
-const POOL_MAX: usize = 64;
-
-/// The producer side's waiters.
-enum SendWaiters<T> {
-    /// spmc: the producer is exclusive (`&mut self`), so one slot suffices.
-    One(Option<Arc<Signal<T>>>),
-    /// mpmc: waiting senders in arrival order.
-    Many(VecDeque<Arc<Signal<T>>>),
-}
-
-impl<T> SendWaiters<T> {
-    fn push(&mut self, sig: Arc<Signal<T>>) {
-        match self {
-            SendWaiters::One(slot) => {
-                debug_assert!(slot.is_none(), "an exclusive producer waits once");
-                *slot = Some(sig);
-            }
-            SendWaiters::Many(list) => list.push_back(sig),
-        }
-    }
-
-    fn front(&self) -> Option<&Arc<Signal<T>>> {
-        match self {
-            SendWaiters::One(slot) => slot.as_ref(),
-            SendWaiters::Many(list) => list.front(),
-        }
-    }
-
-    fn pop(&mut self) -> Option<Arc<Signal<T>>> {
-        match self {
-            SendWaiters::One(slot) => slot.take(),
-            SendWaiters::Many(list) => list.pop_front(),
-        }
-    }
-
-    fn remove(&mut self, sig: &Arc<Signal<T>>) -> bool {
-        match self {
-            SendWaiters::One(slot) => {
-                let found = slot.as_ref().is_some_and(|s| Arc::ptr_eq(s, sig));
-                if found {
-                    *slot = None;
-                }
-                found
-            }
-            SendWaiters::Many(list) => remove_from(list, sig),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.front().is_none()
-    }
-}
-
-fn remove_from<T>(list: &mut VecDeque<Arc<Signal<T>>>, sig: &Arc<Signal<T>>) -> bool {
-    match list.iter().position(|s| Arc::ptr_eq(s, sig)) {
-        Some(i) => {
-            list.remove(i);
-            true
-        }
-        None => false,
-    }
-}
+use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::waiter::{Deferred, List, Node, Notify, Waiter, GRANTED, NOTIFIED, WAITING};
 
 /// Which producer side a channel has.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Flavor {
-    /// One exclusive producer.
+    /// One exclusive producer: at most one sender ever waits.
     Spmc,
     /// Cloneable producers.
     Mpmc,
 }
 
+/// In [`Chan::held`]: a sender waits (bit 0); the held count is above it.
+const SEND_WAITING: usize = 1;
+const ONE_HELD: usize = 2;
+
 pub(crate) struct State<T> {
     queue: VecDeque<T>,
-    /// `None` = unbounded.
-    cap: Option<usize>,
+    /// `usize::MAX` = unbounded.
+    cap: usize,
     senders: usize,
     receivers: usize,
-    recv_waiters: VecDeque<Arc<Signal<T>>>,
-    send_waiters: SendWaiters<T>,
-    /// Values handed to waiting tasks and not yet taken (bounded, cap > 0).
-    held: usize,
+    recv_waiters: List<T>,
+    send_waiters: List<T>,
     /// Free slots granted to waiting async senders and not yet used.
     granted: usize,
-    /// Signals kept for reuse, so that waiting does not allocate.
-    pool: Vec<Arc<Signal<T>>>,
-}
-
-impl<T> State<T> {
-    /// A room for one more value without exceeding the capacity.
-    fn has_space(&self) -> bool {
-        match self.cap {
-            None => true,
-            Some(cap) => self.queue.len() + self.held + self.granted < cap,
-        }
-    }
-
-    fn holds_handoffs(&self) -> bool {
-        holds_handoffs(self.cap)
-    }
-
-    /// A signal for a new wait, reused from the pool when one is free.
-    fn signal(&mut self, waiter: Waiter, value: Option<T>, d: &mut Deferred<T>) -> Arc<Signal<T>> {
-        for sig in self.pool.iter_mut() {
-            // Unique: neither a waiter, a list nor a notifier still holds it.
-            if let Some(free) = Arc::get_mut(sig) {
-                if let Some(stale) = free.reset(waiter, value) {
-                    d.drop_slot(stale);
-                }
-                return sig.clone();
-            }
-        }
-        let sig = Arc::new(Signal::new(waiter, value));
-        if self.pool.len() < POOL_MAX {
-            self.pool.push(sig.clone());
-        }
-        sig
-    }
-
-    /// Gives `value` to the oldest waiting receiver.
-    fn hand_off(&mut self, sig: Arc<Signal<T>>, value: T, d: &mut Deferred<T>) {
-        let (wake, is_task) = sig.notify(|slot| slot.value = Some(value));
-        if is_task && self.holds_handoffs() {
-            self.held += 1;
-        }
-        d.wake(wake);
-    }
-
-    /// Sends without waiting: to a waiting receiver, else into the queue.
-    pub(crate) fn try_push(
-        &mut self,
-        value: T,
-        d: &mut Deferred<T>,
-    ) -> Result<(), TrySendError<T>> {
-        if self.receivers == 0 {
-            return Err(TrySendError::Disconnected(value));
-        }
-        if let Some(sig) = self.recv_waiters.pop_front() {
-            self.hand_off(sig, value, d);
-            return Ok(());
-        }
-        // Older waiting senders go first.
-        if self.send_waiters.is_empty() && self.has_space() {
-            self.queue.push_back(value);
-            return Ok(());
-        }
-        Err(TrySendError::Full(value))
-    }
-
-    /// Delivers a value whose room is already accounted for: to a waiting
-    /// receiver, else to the back (or, for a returned value, the front) of
-    /// the queue.
-    fn deliver(&mut self, value: T, front: bool, d: &mut Deferred<T>) {
-        match self.recv_waiters.pop_front() {
-            Some(sig) => self.hand_off(sig, value, d),
-            None if front => self.queue.push_front(value),
-            None => self.queue.push_back(value),
-        }
-    }
-
-    /// Room may have appeared: serve waiting senders, oldest first. A
-    /// blocking (value-carrying) sender's value is moved in and the sender is
-    /// done; an async sender is granted the slot and sends when polled.
-    #[inline]
-    fn refill(&mut self, d: &mut Deferred<T>) {
-        if !self.send_waiters.is_empty() {
-            self.serve_senders(d);
-        }
-    }
-
-    #[inline(never)]
-    fn serve_senders(&mut self, d: &mut Deferred<T>) {
-        while self.has_space() {
-            let Some(sig) = self.send_waiters.pop() else {
-                return;
-            };
-            let mut carried = None;
-            let (wake, _) = sig.notify(|slot| {
-                carried = slot.value.take();
-                slot.granted = carried.is_none();
-            });
-            match carried {
-                Some(v) => self.deliver(v, false, d),
-                None => self.granted += 1,
-            }
-            d.wake(wake);
-        }
-    }
-
-    /// Receives without waiting: from the queue, else straight from a waiting
-    /// sender's slot (rendezvous).
-    pub(crate) fn try_pop(&mut self, d: &mut Deferred<T>) -> Result<T, TryRecvError> {
-        if let Some(v) = self.queue.pop_front() {
-            self.refill(d);
-            return Ok(v);
-        }
-        if let Some(sig) = self.send_waiters.front() {
-            if sig.slot().value.is_some() {
-                let sig = self.send_waiters.pop().expect("front exists");
-                let mut taken = None;
-                let (wake, _) = sig.notify(|slot| taken = slot.value.take());
-                d.wake(wake);
-                if let Some(v) = taken {
-                    return Ok(v);
-                }
-            }
-        }
-        if self.senders == 0 {
-            Err(TryRecvError::Disconnected)
-        } else {
-            Err(TryRecvError::Empty)
-        }
-    }
-
-    /// Registers a waiting receiver.
-    fn wait_recv(&mut self, waiter: Waiter, d: &mut Deferred<T>) -> Arc<Signal<T>> {
-        let sig = self.signal(waiter, None, d);
-        self.recv_waiters.push_back(sig.clone());
-        sig
-    }
-
-    /// Registers a waiting sender, carrying `value` if given.
-    fn wait_send(
-        &mut self,
-        waiter: Waiter,
-        value: Option<T>,
-        d: &mut Deferred<T>,
-    ) -> Arc<Signal<T>> {
-        let sig = self.signal(waiter, value, d);
-        self.send_waiters.push(sig.clone());
-        sig
-    }
+    /// Grants taken back by a panicking wake-up path (see `put_back`): the
+    /// next granted sender to look finds its grant void.
+    revoked: usize,
 }
 
 /// The shared channel.
 pub(crate) struct Chan<T> {
     state: Mutex<State<T>>,
+    /// `held * ONE_HELD | SEND_WAITING`: values handed to tasks and not yet
+    /// taken (only where `holds`), and whether a sender waits.
+    held: AtomicUsize,
     cap: Option<usize>,
-    /// Whether the queue held a value when the lock was last released. Only
-    /// a hint, read without the lock by a blocking receiver that spins
-    /// before it registers as a waiter (the lock decides).
-    nonempty: AtomicBool,
+    /// Handed-off values count against the capacity (`cap > 0` bounded).
+    holds: bool,
+    flavor: Flavor,
 }
 
-/// How an async receive is going.
-pub(crate) struct RecvWait<T>(Option<Arc<Signal<T>>>);
+type Guard<'a, T> = MutexGuard<'a, State<T>>;
 
-/// How an async send is going. `value` is `None` once the value was moved
-/// into the signal (rendezvous) or sent.
+/// How an async receive is going: its node, and whether the node is in use
+/// (linked, or notified and not yet looked at).
+pub(crate) struct RecvWait<T> {
+    node: Node<T>,
+    registered: bool,
+}
+
+/// How an async send is going. `value` is the value while the future holds
+/// it (not while it waits in its node on `bounded(0)`).
 pub(crate) struct SendWait<T> {
+    node: Node<T>,
     value: Option<T>,
-    sig: Option<Arc<Signal<T>>>,
+    registered: bool,
+}
+
+impl<T> RecvWait<T> {
+    pub(crate) fn new() -> Self {
+        RecvWait {
+            node: Node::task(),
+            registered: false,
+        }
+    }
+
+    pub(crate) fn is_registered(&self) -> bool {
+        self.registered
+    }
+
+    /// The fields of a pinned wait.
+    fn project(self: Pin<&mut Self>) -> (&Node<T>, &mut bool) {
+        // SAFETY: the node is never moved out of the pinned wait; only the
+        // plain flag is handed out mutably.
+        let this = unsafe { self.get_unchecked_mut() };
+        (&this.node, &mut this.registered)
+    }
+}
+
+impl<T> SendWait<T> {
+    pub(crate) fn new(value: Option<T>) -> Self {
+        SendWait {
+            node: Node::task(),
+            value,
+            registered: false,
+        }
+    }
+
+    /// Whether this wait is still to send a value.
+    pub(crate) fn is_idle(&self) -> bool {
+        !self.registered && self.value.is_none()
+    }
+
+    /// Re-arms a finished wait with the next value.
+    pub(crate) fn set_value(self: Pin<&mut Self>, value: T) {
+        let (_, slot, registered) = self.project();
+        debug_assert!(!*registered && slot.is_none());
+        *slot = Some(value);
+    }
+
+    fn project(self: Pin<&mut Self>) -> (&Node<T>, &mut Option<T>, &mut bool) {
+        // SAFETY: the node is never moved out of the pinned wait; the value
+        // and flag are plain fields, not structurally pinned.
+        let this = unsafe { self.get_unchecked_mut() };
+        (&this.node, &mut this.value, &mut this.registered)
+    }
+}
+
+impl<T> State<T> {
+    #[inline]
+    fn nobody_waits(&self) -> bool {
+        self.recv_waiters.is_empty() && self.send_waiters.is_empty()
+    }
 }
 
 impl<T> Chan<T> {
@@ -297,130 +170,350 @@ impl<T> Chan<T> {
         Chan {
             state: Mutex::new(State {
                 queue,
-                cap,
+                cap: cap.unwrap_or(usize::MAX),
                 senders: 1,
                 receivers: 1,
-                recv_waiters: VecDeque::new(),
-                send_waiters: match flavor {
-                    Flavor::Spmc => SendWaiters::One(None),
-                    Flavor::Mpmc => SendWaiters::Many(VecDeque::new()),
-                },
-                held: 0,
+                recv_waiters: List::new(),
+                send_waiters: List::new(),
                 granted: 0,
-                pool: Vec::new(),
+                revoked: 0,
             }),
+            held: AtomicUsize::new(0),
             cap,
-            nonempty: AtomicBool::new(false),
+            holds: matches!(cap, Some(c) if c > 0),
+            flavor,
         }
     }
 
-    /// Runs `f` under the core lock; the wake-ups and drops it defers run
-    /// after the lock is released.
     #[inline]
-    pub(crate) fn locked<R>(&self, f: impl FnOnce(&mut State<T>, &mut Deferred<T>) -> R) -> R {
-        let (r, d) = self.collect(f);
-        d.run();
-        r
-    }
-
-    /// Runs `f` under the core lock and returns, with its result, the work
-    /// it deferred; the caller runs that once the guard is gone.
-    #[inline]
-    fn collect<R>(&self, f: impl FnOnce(&mut State<T>, &mut Deferred<T>) -> R) -> (R, Deferred<T>) {
-        let mut d = Deferred::new();
-        let r = {
-            let mut state = self.state.lock();
-            let r = f(&mut state, &mut d);
-            self.nonempty
-                .store(!state.queue.is_empty(), Ordering::Relaxed);
-            r
-        };
-        (r, d)
-    }
-
-    /// Like [`locked`](Self::locked), for an operation that takes a value out
-    /// of the channel: if a deferred wake-up panics (a sender's waker), the
-    /// value (`taken(r)`) goes back to the front of the channel before the
-    /// panic goes on, instead of being dropped while it unwinds.
-    #[inline]
-    fn locked_take<R>(
-        &self,
-        f: impl FnOnce(&mut State<T>, &mut Deferred<T>) -> R,
-        taken: impl FnOnce(R) -> Option<T>,
-    ) -> R {
-        let (r, d) = self.collect(f);
-        if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| d.run())) {
-            if let Some(v) = taken(r) {
-                self.locked(|st, d| st.deliver(v, true, d));
-            }
-            panic::resume_unwind(panic);
-        }
-        r
+    fn lock(&self) -> Guard<'_, T> {
+        self.state.lock()
     }
 
     pub(crate) fn capacity(&self) -> Option<usize> {
         self.cap
     }
 
+    /// Room for one more value without exceeding the capacity.
+    #[inline]
+    fn has_space(&self, st: &State<T>) -> bool {
+        let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
+        st.queue.len() + held + st.granted < st.cap
+    }
+
+    // ----- the notification path (all under the lock)
+
+    /// Gives `value` to the receiver of a node just popped from
+    /// `recv_waiters`.
+    fn hand_off(&self, node: NonNull<Node<T>>, value: T, d: &mut Deferred<T>) {
+        // SAFETY: just popped under the lock: valid and ours to notify (I4).
+        let n = unsafe { node.as_ref() };
+        if n.is_task() {
+            if self.holds {
+                self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
+            }
+            // SAFETY: a task node is written under the lock (I3).
+            unsafe {
+                n.put_value(Some(value));
+                d.wake(n.notify_task(NOTIFIED));
+            }
+        } else {
+            // SAFETY: popped just now; published after the lock.
+            unsafe { d.push(Notify::Thread(node, Some(value))) };
+        }
+    }
+
+    /// Notifies a popped node without handing it anything.
+    fn notify(node: NonNull<Node<T>>, d: &mut Deferred<T>) {
+        // SAFETY: just popped under the lock: valid and ours to notify (I4).
+        let n = unsafe { node.as_ref() };
+        if n.is_task() {
+            // SAFETY: a task node, under the lock (I3).
+            d.wake(unsafe { n.notify_task(NOTIFIED) });
+        } else {
+            // SAFETY: popped just now; published after the lock.
+            unsafe { d.push(Notify::Thread(node, None)) };
+        }
+    }
+
+    /// Sends without waiting, past the fast path: to a waiting receiver, else
+    /// into the queue.
+    fn try_push(
+        &self,
+        st: &mut State<T>,
+        value: T,
+        d: &mut Deferred<T>,
+    ) -> Result<(), TrySendError<T>> {
+        if st.receivers == 0 {
+            return Err(TrySendError::Disconnected(value));
+        }
+        if let Some(front) = st.recv_waiters.front() {
+            // On `bounded(0)` a waiting task cannot take a value now: it is
+            // woken by a waiting sender instead (`wait_send`).
+            if st.cap != 0 || !front.is_task() {
+                let node = st.recv_waiters.pop_front().expect("front exists");
+                self.hand_off(node, value, d);
+                return Ok(());
+            }
+            return Err(TrySendError::Full(value));
+        }
+        // Older waiting senders go first.
+        if st.send_waiters.is_empty() && self.has_space(st) {
+            st.queue.push_back(value);
+            return Ok(());
+        }
+        Err(TrySendError::Full(value))
+    }
+
+    /// Delivers a value whose room is already accounted for: to a waiting
+    /// receiver, else to the back (or, for a returned value, the front) of
+    /// the queue.
+    fn deliver(&self, st: &mut State<T>, value: T, front: bool, d: &mut Deferred<T>) {
+        match st.recv_waiters.pop_front() {
+            Some(node) => self.hand_off(node, value, d),
+            None if front => st.queue.push_front(value),
+            None => st.queue.push_back(value),
+        }
+    }
+
+    /// Room may have appeared: serve waiting senders, oldest first.
+    #[inline]
+    fn refill(&self, st: &mut State<T>, d: &mut Deferred<T>) {
+        if !st.send_waiters.is_empty() {
+            self.serve_senders(st, d);
+        }
+    }
+
+    /// A blocking sender's value is moved in and the sender is done; an async
+    /// sender is granted the slot and sends when polled.
+    #[inline(never)]
+    fn serve_senders(&self, st: &mut State<T>, d: &mut Deferred<T>) {
+        while self.has_space(st) {
+            let Some(node) = st.send_waiters.pop_front() else {
+                break;
+            };
+            // SAFETY: just popped under the lock: valid and ours (I4).
+            let n = unsafe { node.as_ref() };
+            if n.is_task() {
+                st.granted += 1;
+                // SAFETY: a task node, under the lock (I3).
+                d.wake(unsafe { n.notify_task(GRANTED) });
+            } else {
+                // SAFETY: a popped node's value is its notifier's.
+                let v = unsafe { n.take_value() }.expect("a blocked sender carries its value");
+                self.deliver(st, v, false, d);
+                // SAFETY: popped just now; published after the lock.
+                unsafe { d.push(Notify::Thread(node, None)) };
+            }
+        }
+        self.sync_send_waiting(st);
+    }
+
+    /// Keeps the "a sender waits" bit equal to `!send_waiters.is_empty()`,
+    /// writing only when it changes.
+    fn sync_send_waiting(&self, st: &State<T>) {
+        let want = !st.send_waiters.is_empty();
+        let have = self.held.load(Ordering::Relaxed) & SEND_WAITING != 0;
+        if want != have {
+            if want {
+                self.held.fetch_or(SEND_WAITING, Ordering::AcqRel);
+            } else {
+                self.held.fetch_and(!SEND_WAITING, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Receives without waiting, past the fast path: from the queue, else
+    /// straight from a waiting sender's node (rendezvous).
+    fn try_pop(&self, st: &mut State<T>, d: &mut Deferred<T>) -> Result<T, TryRecvError> {
+        if let Some(v) = st.queue.pop_front() {
+            self.refill(st, d);
+            return Ok(v);
+        }
+        if st.cap == 0 {
+            if let Some(node) = st.send_waiters.pop_front() {
+                self.sync_send_waiting(st);
+                // SAFETY: just popped under the lock: valid and ours (I4).
+                let v = unsafe { node.as_ref().take_value() };
+                Self::notify(node, d);
+                return Ok(v.expect("a rendezvous sender carries its value"));
+            }
+        }
+        if st.senders == 0 {
+            Err(TryRecvError::Disconnected)
+        } else {
+            Err(TryRecvError::Empty)
+        }
+    }
+
+    /// Links a sender's node (carrying its value on `bounded(0)` or when it
+    /// is a thread), then makes sure it is not waiting for nothing: on
+    /// `bounded(0)` the oldest waiting receiver (a task, or the value would
+    /// have been handed over) is woken to take the value; otherwise room
+    /// released by a task just now (the `held` handshake) is served at once.
+    ///
+    /// # Safety
+    ///
+    /// As for [`List::push_back`].
+    unsafe fn wait_send(&self, st: &mut State<T>, node: &Node<T>, d: &mut Deferred<T>) {
+        debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
+        // SAFETY: the caller's contract.
+        unsafe { st.send_waiters.push_back(node) };
+        self.sync_send_waiting(st);
+        if st.cap == 0 {
+            if let Some(r) = st.recv_waiters.pop_front() {
+                Self::notify(r, d);
+            }
+        } else {
+            self.refill(st, d);
+        }
+    }
+
+    /// A receiver woken without a value (on `bounded(0)`, to take a waiting
+    /// sender's value) will not use the wake-up: pass it to the next waiting
+    /// receiver while a sender still waits.
+    fn pass_wake(&self, st: &mut State<T>, d: &mut Deferred<T>) {
+        if st.cap != 0 || st.send_waiters.is_empty() {
+            return;
+        }
+        let Some(r) = st.recv_waiters.pop_front() else {
+            return;
+        };
+        // SAFETY: just popped under the lock: valid (I4).
+        if unsafe { r.as_ref() }.is_task() {
+            Self::notify(r, d);
+        } else {
+            // A thread takes the value at once.
+            let v = self.try_pop(st, d).expect("a rendezvous sender waits");
+            self.hand_off(r, v, d);
+        }
+    }
+
+    /// Puts back a value taken by a receive whose deferred wake-up panicked,
+    /// without exceeding the capacity: to a waiting receiver, else to the
+    /// front of the queue, taking back a grant made for the room it left if
+    /// that room is gone. Only if the granted sender has already used that
+    /// room (it was polled in the meantime) is there no place for the value:
+    /// then it is dropped, after the lock, rather than overfilling.
+    fn put_back(&self, v: T) {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let fits = if !st.recv_waiters.is_empty() || self.has_space(&st) {
+            true
+        } else if st.granted > 0 {
+            st.granted -= 1;
+            st.revoked += 1;
+            true
+        } else {
+            false
+        };
+        let spill =
+            if fits && (st.cap != 0 || st.recv_waiters.front().is_some_and(|n| !n.is_task())) {
+                self.deliver(&mut st, v, true, &mut d);
+                None
+            } else {
+                Some(v)
+            };
+        drop(st);
+        d.run();
+        drop(spill);
+    }
+
+    /// Finishes a receive that took `v` and deferred `d`: if a wake-up in
+    /// `d` (a sender's waker) panics, `v` goes back (see `put_back`) before
+    /// the panic goes on.
+    #[inline]
+    fn finish_take(&self, v: T, d: Deferred<T>) -> T {
+        if !d.may_panic() {
+            d.run();
+            return v;
+        }
+        match panic::catch_unwind(AssertUnwindSafe(|| d.run())) {
+            Ok(()) => v,
+            Err(p) => {
+                self.put_back(v);
+                panic::resume_unwind(p)
+            }
+        }
+    }
+
     // ----- endpoint counts and disconnection
 
     pub(crate) fn add_sender(&self) {
-        self.locked(|st, _| st.senders += 1);
+        self.lock().senders += 1;
     }
 
     pub(crate) fn add_receiver(&self) {
-        self.locked(|st, _| st.receivers += 1);
+        self.lock().receivers += 1;
     }
 
     /// The last sender gone: every waiting receiver is woken, to drain what
     /// is left and then see the disconnection.
     pub(crate) fn drop_sender(&self) {
-        self.locked(|st, d| {
-            st.senders -= 1;
-            if st.senders == 0 {
-                while let Some(sig) = st.recv_waiters.pop_front() {
-                    d.wake(sig.notify(|_| {}).0);
-                }
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        st.senders -= 1;
+        if st.senders == 0 {
+            while let Some(node) = st.recv_waiters.pop_front() {
+                Self::notify(node, &mut d);
             }
-        });
+        }
+        drop(st);
+        d.run();
     }
 
     /// The last receiver gone: buffered values are dropped now (after the
     /// lock), and every waiting sender is woken to get its value back.
     pub(crate) fn drop_receiver(&self) {
-        self.locked(|st, d| {
-            st.receivers -= 1;
-            if st.receivers == 0 {
-                d.drop_values(std::mem::take(&mut st.queue));
-                while let Some(sig) = st.send_waiters.pop() {
-                    d.wake(sig.notify(|_| {}).0);
-                }
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        st.receivers -= 1;
+        if st.receivers == 0 {
+            d.drop_values(std::mem::take(&mut st.queue));
+            while let Some(node) = st.send_waiters.pop_front() {
+                Self::notify(node, &mut d);
             }
-        });
+            self.sync_send_waiting(&st);
+        }
+        drop(st);
+        d.run();
     }
 
     // ----- state queries
 
     pub(crate) fn len(&self) -> usize {
-        self.locked(|st, _| st.queue.len())
+        self.lock().queue.len()
     }
 
     pub(crate) fn is_full(&self) -> bool {
-        self.locked(|st, _| !st.has_space())
+        let st = self.lock();
+        !self.has_space(&st)
     }
 
     pub(crate) fn sender_count(&self) -> usize {
-        self.locked(|st, _| st.senders)
+        self.lock().senders
     }
 
     pub(crate) fn receiver_count(&self) -> usize {
-        self.locked(|st, _| st.receivers)
+        self.lock().receivers
     }
 
     // ----- sending
 
     pub(crate) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        self.locked(|st, d| st.try_push(value, d))
+        let mut st = self.lock();
+        if st.nobody_waits() && st.receivers != 0 {
+            if self.has_space(&st) {
+                st.queue.push_back(value);
+                return Ok(());
+            }
+            return Err(TrySendError::Full(value));
+        }
+        let mut d = Deferred::new();
+        let r = self.try_push(&mut st, value, &mut d);
+        drop(st);
+        d.run();
+        r
     }
 
     /// Blocking send; `deadline` of `None` waits for ever.
@@ -429,44 +522,100 @@ impl<T> Chan<T> {
         value: T,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<T>> {
-        let sig = self.locked(|st, d| match st.try_push(value, d) {
-            Ok(()) => Ok(None),
-            Err(TrySendError::Disconnected(v)) => Err(SendTimeoutError::Disconnected(v)),
+        let node = std::pin::pin!(Node::thread());
+        let node = node.as_ref().get_ref();
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        if st.nobody_waits() && st.receivers != 0 && self.has_space(&st) {
+            st.queue.push_back(value);
+            return Ok(());
+        }
+        match self.try_push(&mut st, value, &mut d) {
+            Ok(()) => {
+                drop(st);
+                d.run();
+                return Ok(());
+            }
+            Err(TrySendError::Disconnected(v)) => return Err(SendTimeoutError::Disconnected(v)),
             // A free slot wins over an expired deadline, so check it second.
             Err(TrySendError::Full(v)) if deadline.is_some_and(|t| Instant::now() >= t) => {
-                Err(SendTimeoutError::Timeout(v))
+                return Err(SendTimeoutError::Timeout(v));
             }
-            Err(TrySendError::Full(v)) => Ok(Some(st.wait_send(
-                Waiter::Thread(sync::current()),
-                Some(v),
-                d,
-            ))),
-        })?;
-        let Some(sig) = sig else {
-            return Ok(());
-        };
-        let notified = sig.wait(deadline);
-        // Taking the slot empties it for reuse; what it held decides.
-        let slot = if notified {
-            sig.take()
-        } else {
-            self.locked(|st, _| {
-                let timed_out = st.send_waiters.remove(&sig);
-                let slot = sig.take();
-                if timed_out {
-                    return Err(SendTimeoutError::Timeout(
-                        slot.value.expect("a waiting sender carries its value"),
-                    ));
+            Err(TrySendError::Full(v)) => {
+                // SAFETY: the node is linked now, under the lock; it is
+                // pinned in this frame, which `wait_thread` leaves only once
+                // the node is unlinked and published.
+                unsafe {
+                    node.put_value(Some(v));
+                    self.wait_send(&mut st, node, &mut d);
                 }
-                Ok(slot)
-            })?
-        };
-        match slot.value {
-            // A receiver took it, or moved it into the queue.
-            None => Ok(()),
-            // Woken because every receiver is gone.
-            Some(v) => Err(SendTimeoutError::Disconnected(v)),
+            }
         }
+        drop(st);
+        d.run();
+        let notified = self.wait_thread(node, true, deadline);
+        // SAFETY: the wait is over: the node is unlinked and published.
+        let left = unsafe { node.take_value() };
+        match (notified, left) {
+            // A receiver took it, or moved it into the queue.
+            (true, None) => Ok(()),
+            // Woken because every receiver is gone.
+            (true, Some(v)) => Err(SendTimeoutError::Disconnected(v)),
+            (false, v) => Err(SendTimeoutError::Timeout(
+                v.expect("a waiting sender carries its value"),
+            )),
+        }
+    }
+
+    /// Waits on a linked thread node until it is notified (true) or, at
+    /// `deadline`, takes it back (false); if a notifier popped it meanwhile,
+    /// waits for that notifier to publish and reports it notified. Returns
+    /// only once no notifier will touch the node again, also on unwind.
+    fn wait_thread(&self, node: &Node<T>, sender: bool, deadline: Option<Instant>) -> bool {
+        struct Withdraw<'a, T> {
+            chan: &'a Chan<T>,
+            node: &'a Node<T>,
+            sender: bool,
+        }
+        impl<T> Drop for Withdraw<'_, T> {
+            fn drop(&mut self) {
+                self.chan.withdraw(self.node, self.sender);
+            }
+        }
+        let guard = Withdraw {
+            chan: self,
+            node,
+            sender,
+        };
+        let notified = node.wait(deadline);
+        std::mem::forget(guard);
+        notified || !self.withdraw(node, sender)
+    }
+
+    /// Unlinks a thread node whose wait ended without a notification; true
+    /// if it was still linked. Otherwise a notifier popped it: wait until
+    /// that notifier has published it.
+    fn withdraw(&self, node: &Node<T>, sender: bool) -> bool {
+        let removed = {
+            let mut st = self.lock();
+            // SAFETY: the node is valid (its owner is here) and, if linked,
+            // linked in the list its role names.
+            let removed = unsafe {
+                if sender {
+                    st.send_waiters.remove(node)
+                } else {
+                    st.recv_waiters.remove(node)
+                }
+            };
+            if removed && sender {
+                self.sync_send_waiting(&st);
+            }
+            removed
+        };
+        if !removed {
+            node.wait_published();
+        }
+        removed
     }
 
     /// Sends a batch: as many values as possible per lock acquisition,
@@ -491,114 +640,215 @@ impl<T> Chan<T> {
     /// fit; returns that one, or an error (values kept) if every receiver is
     /// gone.
     pub(crate) fn try_send_batch(&self, values: &mut VecDeque<T>) -> Result<Option<T>, ()> {
-        self.locked(|st, d| {
-            while let Some(v) = values.pop_front() {
-                match st.try_push(v, d) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(v)) => return Ok(Some(v)),
-                    Err(TrySendError::Disconnected(v)) => {
-                        values.push_front(v);
-                        return Err(());
-                    }
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let mut r = Ok(None);
+        while let Some(v) = values.pop_front() {
+            match self.try_push(&mut st, v, &mut d) {
+                Ok(()) => {}
+                Err(TrySendError::Full(v)) => {
+                    r = Ok(Some(v));
+                    break;
+                }
+                Err(TrySendError::Disconnected(v)) => {
+                    values.push_front(v);
+                    r = Err(());
+                    break;
                 }
             }
-            Ok(None)
-        })
-    }
-
-    pub(crate) fn new_send_wait(value: T) -> SendWait<T> {
-        SendWait {
-            value: Some(value),
-            sig: None,
         }
+        drop(st);
+        d.run();
+        r
     }
 
-    /// Polls an async send.
+    /// Polls an async send. On `Ready(Err(v))` every receiver is gone.
     pub(crate) fn poll_send(
         &self,
-        w: &mut SendWait<T>,
+        w: Pin<&mut SendWait<T>>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), T>> {
-        if let Some(sig) = &w.sig {
-            if !sig.poll_notified(cx.waker()) {
-                return Poll::Pending;
-            }
-            let slot = sig.take();
-            w.sig = None;
-            if slot.granted {
-                // A slot was reserved for us: use it now.
-                let v = w
-                    .value
-                    .take()
-                    .expect("a granted sender still has its value");
-                return Poll::Ready(self.locked(|st, d| {
-                    st.granted -= 1;
-                    if st.receivers == 0 {
-                        return Err(v);
+        let (node, value, registered) = w.project();
+        while *registered {
+            match node.state() {
+                WAITING => {
+                    if self.refresh_waker(node, cx.waker()) {
+                        return Poll::Pending;
                     }
-                    st.deliver(v, false, d);
-                    // If a waiting thread took the value, the granted slot
-                    // is free again and belongs to the next waiting sender.
-                    st.refill(d);
-                    Ok(())
-                }));
-            }
-            if let Some(v) = slot.value {
-                // Rendezvous value still in the slot: disconnected.
-                return Poll::Ready(Err(v));
-            }
-            if w.value.is_none() {
-                // Rendezvous value taken by a receiver.
-                return Poll::Ready(Ok(()));
-            }
-            // Woken by disconnection; fall through to see it.
-        }
-        let v = w.value.take().expect("SendFuture polled after completion");
-        self.locked(|st, d| match st.try_push(v, d) {
-            Ok(()) => Poll::Ready(Ok(())),
-            Err(TrySendError::Disconnected(v)) => Poll::Ready(Err(v)),
-            Err(TrySendError::Full(v)) => {
-                let waker = Waiter::Task(cx.waker().clone());
-                // A rendezvous value must be where a receiver can take it;
-                // otherwise it stays in the future until a slot is granted.
-                if st.cap == Some(0) {
-                    w.sig = Some(st.wait_send(waker, Some(v), d));
-                } else {
-                    w.value = Some(v);
-                    w.sig = Some(st.wait_send(waker, None, d));
                 }
-                Poll::Pending
+                GRANTED => {
+                    *registered = false;
+                    // SAFETY: notified: the notifier is done with the node.
+                    unsafe { node.reset() };
+                    let v = value.take().expect("a granted sender still has its value");
+                    let mut d = Deferred::new();
+                    let mut st = self.lock();
+                    if st.revoked > 0 {
+                        // The grant was taken back (`put_back`): try again.
+                        st.revoked -= 1;
+                        drop(st);
+                        *value = Some(v);
+                        break;
+                    }
+                    st.granted -= 1;
+                    let r = if st.receivers == 0 {
+                        Err(v)
+                    } else {
+                        self.deliver(&mut st, v, false, &mut d);
+                        // If a waiting thread took the value, the granted
+                        // slot is free again for the next waiting sender.
+                        self.refill(&mut st, &mut d);
+                        Ok(())
+                    };
+                    drop(st);
+                    d.run();
+                    return Poll::Ready(r);
+                }
+                _ => {
+                    *registered = false;
+                    // SAFETY: notified: the notifier is done with the node.
+                    unsafe { node.reset() };
+                    if self.cap == Some(0) {
+                        // SAFETY: as above.
+                        return Poll::Ready(match unsafe { node.take_value() } {
+                            // A receiver took it.
+                            None => Ok(()),
+                            // Every receiver is gone.
+                            Some(v) => Err(v),
+                        });
+                    }
+                    // Woken by disconnection: the attempt below sees it.
+                }
             }
-        })
+        }
+        let v = value.take().expect("SendFuture polled after completion");
+        let v = match self.try_send(v) {
+            Ok(()) => return Poll::Ready(Ok(())),
+            Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(v)),
+            Err(TrySendError::Full(v)) => v,
+        };
+        // It will wait: clone the waker before taking the lock again.
+        let waker = cx.waker().clone();
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let (r, unused) = match self.try_push(&mut st, v, &mut d) {
+            Ok(()) => (Poll::Ready(Ok(())), Some(waker)),
+            Err(TrySendError::Disconnected(v)) => (Poll::Ready(Err(v)), Some(waker)),
+            Err(TrySendError::Full(v)) => {
+                // SAFETY: a task node, under the lock (I3); the node is
+                // pinned in the future, whose `Drop` unlinks it (I2).
+                unsafe {
+                    node.set_waker(waker);
+                    // A rendezvous value must be where a receiver can take
+                    // it; otherwise it stays in the future until a slot is
+                    // granted.
+                    if st.cap == 0 {
+                        node.put_value(Some(v));
+                    } else {
+                        *value = Some(v);
+                    }
+                    self.wait_send(&mut st, node, &mut d);
+                }
+                *registered = true;
+                (Poll::Pending, None)
+            }
+        };
+        drop(st);
+        d.run();
+        drop(unused);
+        r
+    }
+
+    /// A re-polled future whose node is still linked: makes sure the newest
+    /// waker is the one that will be woken. Returns false if the node was
+    /// notified meanwhile (the caller then looks at it again).
+    fn refresh_waker(&self, node: &Node<T>, waker: &Waker) -> bool {
+        {
+            let _st = self.lock();
+            // Under the lock a task node's state is stable (I3).
+            if node.state() != WAITING {
+                return false;
+            }
+            // SAFETY: a task node, under the lock (I3).
+            if unsafe { node.will_wake(waker) } {
+                return true;
+            }
+        }
+        // Clone outside the lock (user code), then swap it in.
+        let new = waker.clone();
+        let (still, stale) = {
+            let _st = self.lock();
+            if node.state() == WAITING {
+                // SAFETY: a task node, under the lock (I3).
+                (true, unsafe { node.set_waker(new) })
+            } else {
+                (false, Some(Waiter::Task(new)))
+            }
+        };
+        drop(stale);
+        still
     }
 
     /// A dropped async send: its value is not enqueued, and a slot granted to
     /// it passes to the next waiting sender.
     #[inline]
-    pub(crate) fn cancel_send(&self, w: &mut SendWait<T>) {
-        if let Some(sig) = w.sig.take() {
-            self.abandon_send(sig);
+    pub(crate) fn cancel_send(&self, w: Pin<&mut SendWait<T>>) {
+        let (node, _, registered) = w.project();
+        if *registered {
+            *registered = false;
+            self.abandon_send(node);
         }
     }
 
-    fn abandon_send(&self, sig: Arc<Signal<T>>) {
-        let slot = self.locked(|st, d| {
-            st.send_waiters.remove(&sig);
-            let slot = sig.take();
-            if slot.granted {
-                st.granted -= 1;
-                st.refill(d);
+    fn abandon_send(&self, node: &Node<T>) {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        // SAFETY: the node is valid (its future is here) and, if linked,
+        // linked among the senders.
+        let (stale, value) = if unsafe { st.send_waiters.remove(node) } {
+            self.sync_send_waiting(&st);
+            // SAFETY: a task node, under the lock (I3).
+            unsafe { (node.take_waker(), node.take_value()) }
+        } else {
+            if node.state() == GRANTED {
+                if st.revoked > 0 {
+                    st.revoked -= 1;
+                } else {
+                    st.granted -= 1;
+                    self.refill(&mut st, &mut d);
+                }
             }
-            slot
-        });
+            // A rendezvous value a receiver took stays sent; one left by a
+            // disconnection is dropped with the future.
+            // SAFETY: notified: the node is ours again.
+            (None, unsafe { node.take_value() })
+        };
+        drop(st);
+        d.run();
         // Its value and waker are dropped here, after the lock.
-        drop(slot);
+        drop(stale);
+        drop(value);
     }
 
     // ----- receiving
 
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.locked_take(|st, d| st.try_pop(d), Result::ok)
+        let mut st = self.lock();
+        if st.send_waiters.is_empty() {
+            if let Some(v) = st.queue.pop_front() {
+                return Ok(v);
+            }
+            if st.senders == 0 {
+                return Err(TryRecvError::Disconnected);
+            }
+            if st.cap != 0 {
+                return Err(TryRecvError::Empty);
+            }
+        }
+        let mut d = Deferred::new();
+        let r = self.try_pop(&mut st, &mut d);
+        drop(st);
+        r.map(|v| self.finish_take(v, d))
     }
 
     /// Takes up to `limit` values without waiting; returns how many.
@@ -606,17 +856,19 @@ impl<T> Chan<T> {
         if limit == 0 {
             return 0;
         }
-        self.locked(|st, d| {
-            let mut n = 0;
-            while n < limit {
-                match st.try_pop(d) {
-                    Ok(v) => buf.push(v),
-                    Err(_) => break,
-                }
-                n += 1;
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let mut n = 0;
+        while n < limit {
+            match self.try_pop(&mut st, &mut d) {
+                Ok(v) => buf.push(v),
+                Err(_) => break,
             }
-            n
-        })
+            n += 1;
+        }
+        drop(st);
+        d.run();
+        n
     }
 
     /// `recv_many` before waiting: `Some(n)` if it is done without a wait
@@ -645,141 +897,163 @@ impl<T> Chan<T> {
 
     /// Blocking receive; `deadline` of `None` waits for ever.
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
-        // A value often arrives within microseconds (a producer that is
-        // running, a round trip): spin for it before paying for a registered
-        // wait and a wake-up. Not on `bounded(0)`, where the sender must find
-        // this receiver registered, nor with a deadline.
-        if self.cap != Some(0) && deadline.is_none() {
-            match self.try_recv() {
-                Ok(v) => return Ok(v),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => {
-                    sync::backoff(|| self.nonempty.load(Ordering::Relaxed));
+        loop {
+            let node = std::pin::pin!(Node::thread());
+            let node = node.as_ref().get_ref();
+            let mut st = self.lock();
+            if st.send_waiters.is_empty() {
+                if let Some(v) = st.queue.pop_front() {
+                    return Ok(v);
                 }
             }
-        }
-        loop {
-            let sig = self.locked_take(
-                |st, d| match st.try_pop(d) {
-                    Ok(v) => Ok(Err(v)),
-                    Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                    Err(TryRecvError::Empty) if deadline.is_some_and(|t| Instant::now() >= t) => {
-                        Err(RecvTimeoutError::Timeout)
-                    }
-                    Err(TryRecvError::Empty) => {
-                        Ok(Ok(st.wait_recv(Waiter::Thread(sync::current()), d)))
-                    }
-                },
-                |r| r.ok()?.err(),
-            )?;
-            let sig = match sig {
-                Ok(sig) => sig,
-                Err(v) => return Ok(v),
-            };
-            let slot = if sig.wait(deadline) {
-                sig.take()
-            } else {
-                self.locked(|st, _| {
-                    let timed_out = remove_from(&mut st.recv_waiters, &sig);
-                    let slot = sig.take();
-                    if timed_out {
-                        return Err(RecvTimeoutError::Timeout);
-                    }
-                    Ok(slot)
-                })?
-            };
-            // A thread's handoff is never `held`: it cannot be cancelled.
-            if let Some(v) = slot.value {
+            let mut d = Deferred::new();
+            match self.try_pop(&mut st, &mut d) {
+                Ok(v) => {
+                    drop(st);
+                    return Ok(self.finish_take(v, d));
+                }
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) if deadline.is_some_and(|t| Instant::now() >= t) => {
+                    return Err(RecvTimeoutError::Timeout);
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+            debug_assert!(d.is_empty());
+            // SAFETY: pinned in this frame, which `wait_thread` leaves only
+            // once the node is unlinked and published (I2).
+            unsafe { st.recv_waiters.push_back(node) };
+            drop(st);
+            if !self.wait_thread(node, false, deadline) {
+                return Err(RecvTimeoutError::Timeout);
+            }
+            // SAFETY: published: the node is ours again. A thread's handoff
+            // is never `held`: it cannot be cancelled.
+            if let Some(v) = unsafe { node.take_value() } {
                 return Ok(v);
             }
             // Woken by disconnection: drain or report it.
         }
     }
 
-    pub(crate) fn new_recv_wait() -> RecvWait<T> {
-        RecvWait(None)
-    }
-
     /// Polls an async receive.
     pub(crate) fn poll_recv(
         &self,
-        w: &mut RecvWait<T>,
+        w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
     ) -> Poll<Result<T, TryRecvError>> {
-        if let Some(sig) = &w.0 {
-            if !sig.poll_notified(waker) {
-                return Poll::Pending;
-            }
-            let slot = sig.take();
-            w.0 = None;
-            if let Some(v) = slot.value {
-                if !self.holds_handoffs() {
-                    return Poll::Ready(Ok(v));
+        let (node, registered) = w.project();
+        while *registered {
+            if node.state() == WAITING {
+                if self.refresh_waker(node, waker) {
+                    return Poll::Pending;
                 }
-                let v = self.locked_take(
-                    |st, d| {
-                        st.held -= 1;
-                        st.refill(d);
-                        v
-                    },
-                    Some,
-                );
+                continue;
+            }
+            *registered = false;
+            // SAFETY: notified (Acquire): the notifier wrote the node under
+            // the lock and is done with it (I3).
+            let v = unsafe {
+                node.reset();
+                node.take_value()
+            };
+            if let Some(v) = v {
+                if self.holds {
+                    self.release_held();
+                }
                 return Poll::Ready(Ok(v));
             }
-            // Woken by disconnection: drain or report it.
+            // Woken by disconnection, or (bounded(0)) to take a waiting
+            // sender's value: the attempt below does either.
         }
-        self.locked_take(
-            |st, d| match st.try_pop(d) {
-                Ok(v) => Poll::Ready(Ok(v)),
-                Err(TryRecvError::Disconnected) => Poll::Ready(Err(TryRecvError::Disconnected)),
-                Err(TryRecvError::Empty) => {
-                    w.0 = Some(st.wait_recv(Waiter::Task(waker.clone()), d));
-                    Poll::Pending
+        match self.try_recv() {
+            Ok(v) => return Poll::Ready(Ok(v)),
+            Err(TryRecvError::Disconnected) => return Poll::Ready(Err(TryRecvError::Disconnected)),
+            Err(TryRecvError::Empty) => {}
+        }
+        // It will wait: clone the waker before taking the lock again.
+        let new = waker.clone();
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let (r, unused) = match self.try_pop(&mut st, &mut d) {
+            Ok(v) => (Poll::Ready(Ok(v)), Some(new)),
+            Err(TryRecvError::Disconnected) => {
+                (Poll::Ready(Err(TryRecvError::Disconnected)), Some(new))
+            }
+            Err(TryRecvError::Empty) => {
+                // SAFETY: a task node, under the lock (I3); pinned in the
+                // future, whose `Drop` unlinks it (I2).
+                unsafe {
+                    node.set_waker(new);
+                    st.recv_waiters.push_back(node);
                 }
-            },
-            |r| match r {
-                Poll::Ready(Ok(v)) => Some(v),
-                _ => None,
-            },
-        )
+                *registered = true;
+                (Poll::Pending, None)
+            }
+        };
+        drop(st);
+        drop(unused);
+        match r {
+            Poll::Ready(Ok(v)) => Poll::Ready(Ok(self.finish_take(v, d))),
+            r => {
+                d.run();
+                r
+            }
+        }
+    }
+
+    /// A task took a value that was `held` for it: the slot is free. One
+    /// subtraction on the word that also says whether a sender waits; only
+    /// then is the lock needed, to serve that sender.
+    fn release_held(&self) {
+        let before = self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
+        if before & SEND_WAITING != 0 {
+            let mut d = Deferred::new();
+            let mut st = self.lock();
+            self.refill(&mut st, &mut d);
+            drop(st);
+            d.run();
+        }
     }
 
     /// A dropped async receive: an unused value handed to it goes to the next
     /// waiting receiver or back to the front of the queue, so nothing is lost
-    /// and order holds.
+    /// and order holds; an unused wake-up passes on.
     #[inline]
-    pub(crate) fn cancel_recv(&self, w: &mut RecvWait<T>) {
-        if let Some(sig) = w.0.take() {
-            self.abandon_recv(sig);
+    pub(crate) fn cancel_recv(&self, w: Pin<&mut RecvWait<T>>) {
+        let (node, registered) = w.project();
+        if *registered {
+            *registered = false;
+            self.abandon_recv(node);
         }
     }
 
-    fn abandon_recv(&self, sig: Arc<Signal<T>>) {
-        let slot = self.locked(|st, d| {
-            let waiting = remove_from(&mut st.recv_waiters, &sig);
-            let mut slot = sig.take();
-            if let Some(v) = slot.value.take() {
-                debug_assert!(!waiting);
-                if st.holds_handoffs() {
-                    st.held -= 1;
+    fn abandon_recv(&self, node: &Node<T>) {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        // SAFETY: the node is valid (its future is here) and, if linked,
+        // linked among the receivers.
+        let stale = if unsafe { st.recv_waiters.remove(node) } {
+            // SAFETY: a task node, under the lock (I3).
+            unsafe { node.take_waker() }
+        } else {
+            // Notified (stable under the lock): the node is ours again.
+            // SAFETY: as above.
+            match unsafe { node.take_value() } {
+                Some(v) => {
+                    if self.holds {
+                        self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
+                    }
+                    self.deliver(&mut st, v, true, &mut d);
+                    // If a waiting thread took the value, its room is free.
+                    self.refill(&mut st, &mut d);
                 }
-                st.deliver(v, true, d);
-                // If a waiting thread took the value, its room is free.
-                st.refill(d);
+                None => self.pass_wake(&mut st, &mut d),
             }
-            slot
-        });
+            None
+        };
+        drop(st);
+        d.run();
         // Its waker is dropped here, after the lock.
-        drop(slot);
+        drop(stale);
     }
-
-    fn holds_handoffs(&self) -> bool {
-        holds_handoffs(self.cap)
-    }
-}
-
-/// Whether a value handed to a task counts against the capacity until the
-/// task takes it: on bounded channels that can hold values (`cap > 0`).
-fn holds_handoffs(cap: Option<usize>) -> bool {
-    matches!(cap, Some(cap) if cap > 0)
 }

@@ -6,31 +6,62 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use futures_core::future::FusedFuture;
 use futures_core::stream::{FusedStream, Stream};
 
 use crate::core::{Chan, RecvWait, SendWait};
-use crate::error::{RecvError, SendError};
+use crate::error::{RecvError, SendError, TryRecvError};
 use crate::receiver::AsyncReceiver;
 
 /// The future of [`AsyncReceiver::recv`]: resolves to the next value, or to
 /// [`RecvError`] once the channel is empty and every sender is gone.
 ///
+/// While it waits, its waiter node lives inside the future, so it is
+/// `!Unpin`: `.await` it, or pin it first (`std::pin::pin!`, `Box::pin`) to
+/// poll it by hand or to use it in `futures::select!`.
+///
+/// ```
+/// # futures::executor::block_on(async {
+/// let (mut tx, rx) = amphi::spmc::bounded_async(1);
+/// let mut fut = std::pin::pin!(rx.recv());
+/// tx.send(1).await.unwrap();
+/// assert_eq!(fut.as_mut().await, Ok(1));
+/// # });
+/// ```
+///
 /// # Cancel safety
 ///
 /// Dropping it never loses a value: a value already handed to it goes to the
 /// next waiting receiver (thread or task) or back to the front of the queue,
-/// and a wake-up it received but did not use passes on with it.
+/// and a wake-up it received but did not use passes on with it. So it can be
+/// a branch of `tokio::select!` or `futures::select!`: if another branch
+/// wins, nothing is lost.
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvFuture<'a, T> {
     chan: &'a Chan<T>,
     wait: RecvWait<T>,
+    done: bool,
 }
 
 impl<'a, T> RecvFuture<'a, T> {
     pub(crate) fn new(chan: &'a Chan<T>) -> Self {
         RecvFuture {
             chan,
-            wait: Chan::new_recv_wait(),
+            wait: RecvWait::new(),
+            done: false,
+        }
+    }
+
+    fn project(self: Pin<&mut Self>) -> (&'a Chan<T>, Pin<&mut RecvWait<T>>, &mut bool) {
+        // SAFETY: `wait` is structurally pinned (never moved out, dropped in
+        // place); `chan` and `done` are plain fields.
+        unsafe {
+            let this = self.get_unchecked_mut();
+            (
+                this.chan,
+                Pin::new_unchecked(&mut this.wait),
+                &mut this.done,
+            )
         }
     }
 }
@@ -39,22 +70,36 @@ impl<T> Future for RecvFuture<'_, T> {
     type Output = Result<T, RecvError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        this.chan
-            .poll_recv(&mut this.wait, cx.waker())
-            .map(|r| r.map_err(|_| RecvError))
+        let (chan, wait, done) = self.project();
+        assert!(!*done, "RecvFuture polled after completion");
+        let r = chan.poll_recv(wait, cx.waker());
+        if r.is_ready() {
+            *done = true;
+        }
+        r.map(|r| r.map_err(|_| RecvError))
+    }
+}
+
+impl<T> FusedFuture for RecvFuture<'_, T> {
+    fn is_terminated(&self) -> bool {
+        self.done
     }
 }
 
 impl<T> Drop for RecvFuture<'_, T> {
     fn drop(&mut self) {
-        self.chan.cancel_recv(&mut self.wait);
+        // SAFETY: dropped in place: `wait` is not moved (pinned drop).
+        let wait = unsafe { Pin::new_unchecked(&mut self.wait) };
+        self.chan.cancel_recv(wait);
     }
 }
 
 impl<T> fmt::Debug for RecvFuture<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RecvFuture").finish_non_exhaustive()
+        f.debug_struct("RecvFuture")
+            .field("waiting", &self.wait.is_registered())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
     }
 }
 
@@ -68,7 +113,9 @@ impl<T> fmt::Debug for RecvFuture<'_, T> {
 /// [`RecvFuture`]: nothing is lost.
 pub struct RecvStream<'a, T> {
     rx: StreamSource<'a, T>,
-    wait: RecvWait<T>,
+    /// The waiter node, boxed once per stream (on its first wait) and reused
+    /// for every later wait, so that the stream stays `Unpin`.
+    wait: Option<Pin<Box<RecvWait<T>>>>,
     done: bool,
 }
 
@@ -81,7 +128,7 @@ impl<'a, T> RecvStream<'a, T> {
     pub(crate) fn borrowed(rx: &'a AsyncReceiver<T>) -> Self {
         RecvStream {
             rx: StreamSource::Borrowed(rx),
-            wait: Chan::new_recv_wait(),
+            wait: None,
             done: false,
         }
     }
@@ -89,7 +136,7 @@ impl<'a, T> RecvStream<'a, T> {
     pub(crate) fn owned(rx: AsyncReceiver<T>) -> Self {
         RecvStream {
             rx: StreamSource::Owned(rx),
-            wait: Chan::new_recv_wait(),
+            wait: None,
             done: false,
         }
     }
@@ -110,11 +157,23 @@ impl<T> Stream for RecvStream<'_, T> {
         if this.done {
             return Poll::Ready(None);
         }
+        if this.wait.is_none() {
+            // A value that is ready needs no node.
+            match this.chan().try_recv() {
+                Ok(v) => return Poll::Ready(Some(v)),
+                Err(TryRecvError::Disconnected) => {
+                    this.done = true;
+                    return Poll::Ready(None);
+                }
+                Err(TryRecvError::Empty) => this.wait = Some(Box::pin(RecvWait::new())),
+            }
+        }
         let chan = match &this.rx {
             StreamSource::Borrowed(rx) => rx.chan(),
             StreamSource::Owned(rx) => rx.chan(),
         };
-        match chan.poll_recv(&mut this.wait, cx.waker()) {
+        let wait = this.wait.as_mut().expect("allocated above").as_mut();
+        match chan.poll_recv(wait, cx.waker()) {
             Poll::Ready(Ok(v)) => Poll::Ready(Some(v)),
             Poll::Ready(Err(_)) => {
                 this.done = true;
@@ -133,8 +192,9 @@ impl<T> FusedStream for RecvStream<'_, T> {
 
 impl<T> Drop for RecvStream<'_, T> {
     fn drop(&mut self) {
-        let mut wait = std::mem::replace(&mut self.wait, Chan::new_recv_wait());
-        self.chan().cancel_recv(&mut wait);
+        if let Some(mut wait) = self.wait.take() {
+            self.chan().cancel_recv(wait.as_mut());
+        }
     }
 }
 
@@ -150,6 +210,10 @@ impl<T> fmt::Debug for RecvStream<'_, T> {
 /// channel (for `bounded(0)`: once a receiver has taken it), or to
 /// [`SendError`] with the value if every receiver is gone.
 ///
+/// While it waits, its waiter node lives inside the future, so it is
+/// `!Unpin`: `.await` it, or pin it first (`std::pin::pin!`, `Box::pin`) to
+/// poll it by hand or to use it in `futures::select!`.
+///
 /// # Cancel safety
 ///
 /// Dropping a pending `SendFuture` drops its value without enqueueing it and
@@ -157,50 +221,82 @@ impl<T> fmt::Debug for RecvStream<'_, T> {
 /// granted to it passes to the next waiting sender. On a rendezvous channel
 /// the value waits where receivers can take it; dropping the future after a
 /// receiver took the value (before it was polled again) leaves that value
-/// sent.
+/// sent. So a send can be a branch of `tokio::select!`: if another branch
+/// wins, the value is dropped, never half-sent.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// use std::time::Duration;
+/// let (mut tx, rx) = amphi::spmc::bounded_async(1);
+/// tx.send(1).await.unwrap();
+/// tokio::select! {
+///     r = tx.send(2) => r.unwrap(),
+///     _ = tokio::time::sleep(Duration::from_millis(10)) => {} // full: gives up
+/// }
+/// assert_eq!(rx.len(), 1); // 2 was not enqueued
+/// # });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct SendFuture<'a, T> {
     chan: &'a Chan<T>,
     wait: SendWait<T>,
+    done: bool,
 }
 
 impl<'a, T> SendFuture<'a, T> {
     pub(crate) fn new(chan: &'a Chan<T>, value: T) -> Self {
         SendFuture {
             chan,
-            wait: Chan::new_send_wait(value),
+            wait: SendWait::new(Some(value)),
+            done: false,
         }
     }
 }
-
-// The value is never pinned: it is only moved in and out by value.
-impl<T> Unpin for SendFuture<'_, T> {}
 
 impl<T> Future for SendFuture<'_, T> {
     type Output = Result<(), SendError<T>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        this.chan.poll_send(&mut this.wait, cx).map_err(SendError)
+        // SAFETY: `wait` is structurally pinned (never moved out, dropped in
+        // place); `chan` and `done` are plain fields.
+        let this = unsafe { self.get_unchecked_mut() };
+        assert!(!this.done, "SendFuture polled after completion");
+        // SAFETY: as above.
+        let wait = unsafe { Pin::new_unchecked(&mut this.wait) };
+        let r = this.chan.poll_send(wait, cx);
+        if r.is_ready() {
+            this.done = true;
+        }
+        r.map_err(SendError)
+    }
+}
+
+impl<T> FusedFuture for SendFuture<'_, T> {
+    fn is_terminated(&self) -> bool {
+        self.done
     }
 }
 
 impl<T> Drop for SendFuture<'_, T> {
     fn drop(&mut self) {
-        self.chan.cancel_send(&mut self.wait);
+        // SAFETY: dropped in place: `wait` is not moved (pinned drop).
+        let wait = unsafe { Pin::new_unchecked(&mut self.wait) };
+        self.chan.cancel_send(wait);
     }
 }
 
 impl<T> fmt::Debug for SendFuture<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SendFuture").finish_non_exhaustive()
+        f.debug_struct("SendFuture")
+            .field("done", &self.done)
+            .finish_non_exhaustive()
     }
 }
 
 /// The future of an async sender's `send_batch`: sends every value in order,
 /// as many per lock acquisition as fit, and resolves once all are in the
 /// channel, or to [`SendError`] with the values not sent if every receiver is
-/// gone.
+/// gone. Like [`SendFuture`] it is `!Unpin`.
 ///
 /// # Cancel safety
 ///
@@ -210,7 +306,7 @@ impl<T> fmt::Debug for SendFuture<'_, T> {
 pub struct SendBatchFuture<'a, T> {
     chan: &'a Chan<T>,
     values: VecDeque<T>,
-    wait: Option<SendWait<T>>,
+    wait: SendWait<T>,
 }
 
 impl<'a, T> SendBatchFuture<'a, T> {
@@ -218,25 +314,26 @@ impl<'a, T> SendBatchFuture<'a, T> {
         SendBatchFuture {
             chan,
             values,
-            wait: None,
+            wait: SendWait::new(None),
         }
     }
 }
-
-impl<T> Unpin for SendBatchFuture<'_, T> {}
 
 impl<T> Future for SendBatchFuture<'_, T> {
     type Output = Result<(), SendError<Vec<T>>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
+        // SAFETY: `wait` is structurally pinned (never moved out, dropped in
+        // place); the other fields are plain.
+        let this = unsafe { self.get_unchecked_mut() };
         loop {
-            if let Some(wait) = &mut this.wait {
+            if !this.wait.is_idle() {
+                // SAFETY: as above.
+                let wait = unsafe { Pin::new_unchecked(&mut this.wait) };
                 match this.chan.poll_send(wait, cx) {
                     Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Ok(())) => this.wait = None,
+                    Poll::Ready(Ok(())) => {}
                     Poll::Ready(Err(v)) => {
-                        this.wait = None;
                         this.values.push_front(v);
                         return Poll::Ready(Err(SendError(this.values.drain(..).collect())));
                     }
@@ -244,7 +341,8 @@ impl<T> Future for SendBatchFuture<'_, T> {
             }
             match this.chan.try_send_batch(&mut this.values) {
                 Ok(None) => return Poll::Ready(Ok(())),
-                Ok(Some(v)) => this.wait = Some(Chan::new_send_wait(v)),
+                // SAFETY: as above.
+                Ok(Some(v)) => unsafe { Pin::new_unchecked(&mut this.wait) }.set_value(v),
                 Err(()) => return Poll::Ready(Err(SendError(this.values.drain(..).collect()))),
             }
         }
@@ -253,9 +351,9 @@ impl<T> Future for SendBatchFuture<'_, T> {
 
 impl<T> Drop for SendBatchFuture<'_, T> {
     fn drop(&mut self) {
-        if let Some(wait) = &mut self.wait {
-            self.chan.cancel_send(wait);
-        }
+        // SAFETY: dropped in place: `wait` is not moved (pinned drop).
+        let wait = unsafe { Pin::new_unchecked(&mut self.wait) };
+        self.chan.cancel_send(wait);
     }
 }
 

@@ -5,9 +5,30 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
     pub(crate) use std::sync::Arc;
     pub(crate) use std::thread::{current, park, park_timeout, yield_now, Thread};
+
+    /// `core::cell::UnsafeCell` with loom's closure API, so that the same
+    /// code checks every access under loom.
+    #[derive(Debug)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        pub(crate) const fn new(value: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(value))
+        }
+
+        #[inline(always)]
+        pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        #[inline(always)]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
 
     /// A `parking_lot` mutex: no poisoning, so a panic under the lock only
     /// releases it.
@@ -25,10 +46,6 @@ mod imp {
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock()
         }
-
-        pub(crate) fn get_mut(&mut self) -> &mut T {
-            self.0.get_mut()
-        }
     }
 
     /// How many rounds a blocked thread spins before it parks.
@@ -44,7 +61,8 @@ mod imp {
 
 #[cfg(loom)]
 mod imp {
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+    pub(crate) use loom::cell::UnsafeCell;
+    pub(crate) use loom::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::thread::{current, park, yield_now, Thread};
 
@@ -60,10 +78,6 @@ mod imp {
 
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().unwrap_or_else(|e| e.into_inner())
-        }
-
-        pub(crate) fn get_mut(&mut self) -> &mut T {
-            self.0.get_mut().unwrap_or_else(|e| e.into_inner())
         }
     }
 

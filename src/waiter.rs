@@ -1,144 +1,225 @@
-//! Waiters: one enum for a parked thread or a task's waker, and the signal a
-//! waiter is notified through.
+//! Waiters: intrusive nodes that live where the waiter lives (a blocked
+//! thread's stack frame, a pending future), the FIFO list the core links them
+//! into, and the work a notifier does once the core lock is released.
 //!
-//! A waiter registers an `Arc<Signal<T>>` in one of the core's lists. The core
-//! notifies it by moving a value into (or out of) the signal's slot and marking
-//! the signal `NOTIFIED`, both under the core lock; the actual wake-up (unpark
-//! or `Waker::wake`) is returned to the caller and runs after the core lock is
-//! released, from a [`Deferred`].
+//! # Protocol
+//!
+//! A node is linked into one of the core's lists under the core lock and is
+//! reachable from the core exactly while it is linked (I1). A notifier pops it
+//! under the lock; from then on the node belongs to that notifier until the
+//! notifier's final store to `state` (I4).
+//!
+//! - **Task nodes** (inside a pinned future) are written only under the core
+//!   lock: the notifier writes the value, takes the waker and stores
+//!   `NOTIFIED` (or `GRANTED`) before it unlocks, and after the lock it only
+//!   calls `wake()` (I3). So a future's `Drop`, which takes the lock, never
+//!   has to wait for anyone.
+//! - **Thread nodes** (on a blocked thread's stack) are finished after the
+//!   lock ([`Notify::Thread`]): the notifier writes the value, then
+//!   `CAS(WAITING -> NOTIFIED)`; if the thread has parked it clones the
+//!   thread's handle first, stores `NOTIFIED`, then unparks. A thread that
+//!   stops waiting (timeout) after its node was popped waits for that store,
+//!   which comes within a few instructions.
+//!
+//! Each value is in exactly one place: a queue slot, a node, or a caller's
+//! hands (I5).
 
 use std::collections::VecDeque;
+use std::marker::PhantomPinned;
 use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
 use std::task::Waker;
 use std::time::Instant;
 
-use crate::sync::{self, AtomicU8, Mutex, MutexGuard, Ordering, Thread};
+use crate::sync::{self, AtomicU8, Ordering, Thread, UnsafeCell};
+
+/// Not yet notified; the waiter may be spinning, polling, or (for a thread
+/// that timed out) withdrawing.
+pub(crate) const WAITING: u8 = 0;
+/// Not yet notified; the thread has parked and must be unparked.
+const PARKED: u8 = 1;
+/// Notified: the value, if one was handed over, is in the node.
+pub(crate) const NOTIFIED: u8 = 2;
+/// Notified: an async sender was granted a free slot of capacity.
+pub(crate) const GRANTED: u8 = 3;
 
 /// Someone waiting on the channel: a blocked thread or a pending task.
 pub(crate) enum Waiter {
-    /// A thread in a blocking call; woken with `unpark`.
+    /// A thread that has parked (stored just before it parks).
     Thread(Thread),
-    /// A task whose future returned `Pending`; woken through its waker.
+    /// A task whose future returned `Pending`.
     Task(Waker),
 }
 
-impl Waiter {
-    fn wake(self) {
-        match self {
-            Waiter::Thread(t) => t.unpark(),
-            Waiter::Task(w) => w.wake(),
-        }
-    }
-}
-
-/// Not yet notified; the waiter may be spinning or polling.
-const WAITING: u8 = 0;
-/// Not yet notified; the waiting thread has parked (or is about to) and must
-/// be unparked.
-const PARKED: u8 = 1;
-/// Notified: the slot holds the outcome.
-const NOTIFIED: u8 = 2;
-
-/// The data of a signal, under its own small lock (core lock first, then this
-/// one, never the other way round).
-pub(crate) struct Slot<T> {
-    /// A value handed to a receiver, or carried by a waiting sender.
-    pub(crate) value: Option<T>,
-    /// Who to wake. Taken by the notifier.
-    pub(crate) waiter: Option<Waiter>,
-    /// A waiting async sender was granted a free slot of capacity.
-    pub(crate) granted: bool,
-}
-
-/// One wait: shared by the waiter and the core's list.
-pub(crate) struct Signal<T> {
+/// One wait, linked into one of the core's FIFO lists.
+pub(crate) struct Node<T> {
+    /// Links, touched only under the core lock (I1).
+    next: UnsafeCell<Option<NonNull<Node<T>>>>,
+    prev: UnsafeCell<Option<NonNull<Node<T>>>>,
+    linked: UnsafeCell<bool>,
+    /// Whether the waiter is a task (fixed at creation).
+    task: bool,
     state: AtomicU8,
-    slot: Mutex<Slot<T>>,
+    /// A value handed to a receiver, or carried by a waiting sender.
+    value: UnsafeCell<Option<T>>,
+    /// Task: the waker, under the lock. Thread: its handle, written by the
+    /// thread before it announces `PARKED`.
+    waiter: UnsafeCell<Option<Waiter>>,
+    /// Linked nodes are reached through raw pointers: never move one.
+    _pin: PhantomPinned,
 }
 
-impl<T> Signal<T> {
-    pub(crate) fn new(waiter: Waiter, value: Option<T>) -> Self {
-        Signal {
+// SAFETY: a node is shared between its waiter and at most one notifier at a
+// time, and every field is either atomic or accessed under the protocol above
+// (the core lock, or the `state` handshake). The value crosses threads, so
+// `T: Send` is required; the waker and thread handle are `Send + Sync`.
+unsafe impl<T: Send> Send for Node<T> {}
+// SAFETY: as above; `&Node` gives no unsynchronised access to `T`.
+unsafe impl<T: Send> Sync for Node<T> {}
+
+impl<T> Node<T> {
+    fn new(task: bool) -> Self {
+        Node {
+            next: UnsafeCell::new(None),
+            prev: UnsafeCell::new(None),
+            linked: UnsafeCell::new(false),
+            task,
             state: AtomicU8::new(WAITING),
-            slot: Mutex::new(Slot {
-                value,
-                waiter: Some(waiter),
-                granted: false,
-            }),
+            value: UnsafeCell::new(None),
+            waiter: UnsafeCell::new(None),
+            _pin: PhantomPinned,
         }
     }
 
-    /// Re-arms a signal that nobody else references (see `State::signal`).
-    pub(crate) fn reset(&mut self, waiter: Waiter, value: Option<T>) -> Option<Slot<T>> {
-        self.state = AtomicU8::new(WAITING);
-        let slot = self.slot.get_mut();
-        let stale = Slot {
-            value: slot.value.take(),
-            waiter: slot.waiter.take(),
-            granted: false,
-        };
-        *slot = Slot {
-            value,
-            waiter: Some(waiter),
-            granted: false,
-        };
-        (stale.value.is_some() || stale.waiter.is_some()).then_some(stale)
+    /// A node for a blocked thread.
+    pub(crate) fn thread() -> Self {
+        Node::new(false)
     }
 
-    pub(crate) fn slot(&self) -> MutexGuard<'_, Slot<T>> {
-        self.slot.lock()
+    /// A node for a pending future.
+    pub(crate) fn task() -> Self {
+        Node::new(true)
     }
 
-    /// Notifies the waiter after `f` has updated the slot. Called by the core,
-    /// under the core lock. Returns the wake-up to run once the core lock is
-    /// released, and whether the waiter is a task.
-    pub(crate) fn notify(&self, f: impl FnOnce(&mut Slot<T>)) -> (Option<Waiter>, bool) {
-        let mut slot = self.slot.lock();
-        f(&mut slot);
-        let waiter = slot.waiter.take();
-        // Under the slot lock, so that a task re-polling with a new waker
-        // either sees NOTIFIED or has its new waker taken here.
-        let prev = self.state.swap(NOTIFIED, Ordering::AcqRel);
-        drop(slot);
-        match waiter {
-            Some(Waiter::Task(w)) => (Some(Waiter::Task(w)), true),
-            // A thread that never parked sees NOTIFIED while spinning, or its
-            // WAITING -> PARKED exchange fails: no unpark needed.
-            Some(Waiter::Thread(t)) if prev == PARKED => (Some(Waiter::Thread(t)), false),
-            _ => (None, false),
+    pub(crate) fn is_task(&self) -> bool {
+        self.task
+    }
+
+    /// The state, with the notifier's writes visible once it reads
+    /// `NOTIFIED` or `GRANTED`.
+    #[inline]
+    pub(crate) fn state(&self) -> u8 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// Whether the node is in a list.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the core lock (I1).
+    pub(crate) unsafe fn is_linked(&self) -> bool {
+        // SAFETY: `linked` is only touched under the core lock, held by the
+        // caller.
+        self.linked.with(|p| unsafe { *p })
+    }
+
+    /// Moves `value` into the node.
+    ///
+    /// # Safety
+    ///
+    /// The caller has exclusive access to the node's value: it holds the core
+    /// lock and the node is linked or is a task node, or the caller is the
+    /// notifier that popped it, or the waiter after the final store.
+    pub(crate) unsafe fn put_value(&self, value: Option<T>) -> Option<T> {
+        // SAFETY: exclusive access, by the caller's contract.
+        self.value
+            .with_mut(|p| unsafe { std::mem::replace(&mut *p, value) })
+    }
+
+    /// Takes the value out of the node.
+    ///
+    /// # Safety
+    ///
+    /// As for [`put_value`](Self::put_value).
+    pub(crate) unsafe fn take_value(&self) -> Option<T> {
+        // SAFETY: exclusive access, by the caller's contract.
+        unsafe { self.put_value(None) }
+    }
+
+    /// Installs a task's waker, returning the one it replaces.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the core lock and the node is a task node (I3).
+    pub(crate) unsafe fn set_waker(&self, waker: Waker) -> Option<Waiter> {
+        // SAFETY: a task node's waker is only touched under the core lock.
+        self.waiter
+            .with_mut(|p| unsafe { (*p).replace(Waiter::Task(waker)) })
+    }
+
+    /// Whether the installed waker would wake the same task as `waker`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`set_waker`](Self::set_waker).
+    pub(crate) unsafe fn will_wake(&self, waker: &Waker) -> bool {
+        // SAFETY: as for `set_waker`. `will_wake` compares two pointers and
+        // runs no user code.
+        self.waiter.with(|p| match unsafe { &*p } {
+            Some(Waiter::Task(w)) => w.will_wake(waker),
+            _ => false,
+        })
+    }
+
+    /// Takes a task's waker out.
+    ///
+    /// # Safety
+    ///
+    /// As for [`set_waker`](Self::set_waker).
+    pub(crate) unsafe fn take_waker(&self) -> Option<Waker> {
+        // SAFETY: as for `set_waker`.
+        match self.waiter.with_mut(|p| unsafe { (*p).take() }) {
+            Some(Waiter::Task(w)) => Some(w),
+            _ => None,
         }
     }
 
-    pub(crate) fn is_notified(&self) -> bool {
-        self.state.load(Ordering::Acquire) == NOTIFIED
+    /// Notifies a task node: the value (if any) is already in it; stores
+    /// `state` and returns the waker to wake once the lock is released.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds the core lock, the node is a task node, and the
+    /// caller has just popped it from its list.
+    pub(crate) unsafe fn notify_task(&self, state: u8) -> Option<Waker> {
+        // SAFETY: the caller's contract is `take_waker`'s.
+        let waker = unsafe { self.take_waker() };
+        self.state.store(state, Ordering::Release);
+        waker
     }
 
-    /// For a pending task: true if notified; otherwise makes sure the newest
-    /// waker is the one that will be woken.
-    pub(crate) fn poll_notified(&self, waker: &Waker) -> bool {
-        if self.is_notified() {
-            return true;
-        }
-        let mut slot = self.slot.lock();
-        if self.is_notified() {
-            return true;
-        }
-        let stale = match &slot.waiter {
-            Some(Waiter::Task(w)) if w.will_wake(waker) => None,
-            _ => slot.waiter.replace(Waiter::Task(waker.clone())),
-        };
-        drop(slot);
-        drop(stale);
-        false
+    /// Re-arms a node whose wait is over, for another wait.
+    ///
+    /// # Safety
+    ///
+    /// The node is not linked and its notifier is done with it (its state was
+    /// read as notified), so the caller has it to itself.
+    pub(crate) unsafe fn reset(&self) {
+        self.state.store(WAITING, Ordering::Relaxed);
     }
 
-    /// Blocks the calling thread until notified or until `deadline`. Returns
-    /// true if notified. Spins briefly, then parks; the notifier unparks only
-    /// a thread that has parked.
+    /// Blocks the calling thread, which owns this linked thread node, until
+    /// it is notified or until `deadline`. Returns true if notified. Spins
+    /// briefly, then parks; the notifier unparks only a thread that parked.
     pub(crate) fn wait(&self, deadline: Option<Instant>) -> bool {
-        if sync::backoff(|| self.is_notified()) {
+        if sync::backoff(|| self.state() == NOTIFIED) {
             return true;
         }
+        // SAFETY: a thread node's handle is written only by its own thread,
+        // here, and a notifier reads it only after it has seen `PARKED`,
+        // which the exchange below publishes (Release).
+        self.waiter
+            .with_mut(|p| unsafe { *p = Some(Waiter::Thread(sync::current())) });
         if self
             .state
             .compare_exchange(WAITING, PARKED, Ordering::AcqRel, Ordering::Acquire)
@@ -152,147 +233,277 @@ impl<T> Signal<T> {
                 Some(deadline) => {
                     let now = Instant::now();
                     if now >= deadline {
-                        return self.is_notified();
+                        return self.state() == NOTIFIED;
                     }
                     sync::park_timeout(deadline - now);
                 }
             }
-            if self.is_notified() {
+            if self.state() == NOTIFIED {
                 return true;
             }
         }
     }
 
-    /// Empties the slot once the wait is over, so that the signal can be
-    /// reused; the caller drops what comes back outside the core lock.
-    pub(crate) fn take(&self) -> Slot<T> {
-        let mut slot = self.slot.lock();
-        Slot {
-            value: slot.value.take(),
-            waiter: slot.waiter.take(),
-            granted: std::mem::take(&mut slot.granted),
+    /// Waits for the notifier that popped this thread node to finish with
+    /// it (a bounded wait: it has no lock to take and runs no user code).
+    pub(crate) fn wait_published(&self) {
+        while self.state() != NOTIFIED {
+            sync::spin_loop();
+            sync::yield_now();
+        }
+    }
+
+    /// Finishes a popped thread node after the core lock is released: hands
+    /// it `value` (if any), marks it notified and unparks its thread if it
+    /// parked.
+    ///
+    /// # Safety
+    ///
+    /// `node` was popped from a list under the core lock by the caller, which
+    /// has not published it yet (I4): the node is valid until the store that
+    /// publishes it, and nothing else writes its value meanwhile.
+    unsafe fn publish(node: NonNull<Node<T>>, value: Option<T>) {
+        // SAFETY: valid until published, by the caller's contract.
+        let n = unsafe { node.as_ref() };
+        if let Some(v) = value {
+            // SAFETY: the notifier owns the node's value until it publishes.
+            unsafe { n.put_value(Some(v)) };
+        }
+        if let Err(state) =
+            n.state
+                .compare_exchange(WAITING, NOTIFIED, Ordering::AcqRel, Ordering::Acquire)
+        {
+            debug_assert_eq!(state, PARKED);
+            // SAFETY: the thread stored its handle before its Release
+            // exchange to `PARKED`, which the Acquire failure above saw; the
+            // thread touches it no more until it sees `NOTIFIED`.
+            let thread = n.waiter.with(|p| match unsafe { &*p } {
+                Some(Waiter::Thread(t)) => t.clone(),
+                _ => unreachable!("a parked node holds its thread"),
+            });
+            n.state.store(NOTIFIED, Ordering::Release);
+            // The node may be gone from here on: only the clone is used.
+            thread.unpark();
         }
     }
 }
 
-/// Work that must wait until the core lock is released: wake-ups, and values
-/// and wakers to drop. Collected under the lock, run by `Drop` (which
-/// `Chan::locked` arranges to happen after the guard is gone). The common
-/// case (one wake-up) stays inline; the rare rest (disconnection, several
-/// wake-ups, a stale slot of a reused signal) goes in a box.
-pub(crate) struct Deferred<T> {
-    wake: Option<Waiter>,
-    rest: Option<Box<Rest<T>>>,
+/// An intrusive FIFO list of nodes. Lives in the core's state, so every
+/// method runs under the core lock.
+pub(crate) struct List<T> {
+    head: Option<NonNull<Node<T>>>,
+    tail: Option<NonNull<Node<T>>>,
 }
 
-struct Rest<T> {
-    wakes: Vec<Waiter>,
+// SAFETY: the list only holds pointers to nodes, which are `Send + Sync` for
+// `T: Send`, and is only used under the core lock.
+unsafe impl<T: Send> Send for List<T> {}
+
+impl<T> List<T> {
+    pub(crate) const fn new() -> Self {
+        List {
+            head: None,
+            tail: None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
+    /// The oldest node, left linked.
+    pub(crate) fn front(&self) -> Option<&Node<T>> {
+        // SAFETY: a linked node is valid (I2).
+        self.head.map(|n| unsafe { &*n.as_ptr() })
+    }
+
+    /// Links `node` at the back.
+    ///
+    /// # Safety
+    ///
+    /// `node` is not linked, and stays valid (not moved, not freed) until it
+    /// is unlinked: its owner unlinks it (or waits for its notifier) before
+    /// the memory goes (I2).
+    pub(crate) unsafe fn push_back(&mut self, node: &Node<T>) {
+        let ptr = NonNull::from(node);
+        // SAFETY: under the core lock (I1); `tail`, if any, is linked and so
+        // valid (I2).
+        unsafe {
+            debug_assert!(!node.is_linked());
+            node.prev.with_mut(|p| *p = self.tail);
+            node.next.with_mut(|p| *p = None);
+            node.linked.with_mut(|p| *p = true);
+            match self.tail {
+                Some(tail) => tail.as_ref().next.with_mut(|p| *p = Some(ptr)),
+                None => self.head = Some(ptr),
+            }
+        }
+        self.tail = Some(ptr);
+    }
+
+    /// Unlinks and returns the oldest node. The caller now owns it as its
+    /// notifier (I4).
+    pub(crate) fn pop_front(&mut self) -> Option<NonNull<Node<T>>> {
+        let head = self.head?;
+        // SAFETY: `head` is linked, so valid (I2), and under the core lock
+        // (I1).
+        unsafe { self.unlink(head) };
+        Some(head)
+    }
+
+    /// Unlinks `node` if it is linked (in this list); returns whether it was.
+    ///
+    /// # Safety
+    ///
+    /// `node` is valid, and if linked, linked in this list.
+    pub(crate) unsafe fn remove(&mut self, node: &Node<T>) -> bool {
+        // SAFETY: under the core lock (I1), by the caller's contract.
+        if !unsafe { node.is_linked() } {
+            return false;
+        }
+        // SAFETY: linked in this list, by the caller's contract.
+        unsafe { self.unlink(NonNull::from(node)) };
+        true
+    }
+
+    /// # Safety
+    ///
+    /// `node` is linked in this list; under the core lock.
+    unsafe fn unlink(&mut self, node: NonNull<Node<T>>) {
+        // SAFETY: `node` and its neighbours are linked, so valid (I2).
+        unsafe {
+            let n = node.as_ref();
+            let prev = n.prev.with_mut(|p| (*p).take());
+            let next = n.next.with_mut(|p| (*p).take());
+            match prev {
+                Some(prev) => prev.as_ref().next.with_mut(|p| *p = next),
+                None => self.head = next,
+            }
+            match next {
+                Some(next) => next.as_ref().prev.with_mut(|p| *p = prev),
+                None => self.tail = prev,
+            }
+            n.linked.with_mut(|p| *p = false);
+        }
+    }
+}
+
+/// A notification to finish once the core lock is released.
+pub(crate) enum Notify<T> {
+    /// Wake a task (its node was notified under the lock).
+    Task(Waker),
+    /// Finish a popped thread node, handing it a value or not.
+    Thread(NonNull<Node<T>>, Option<T>),
+}
+
+/// Work that must wait until the core lock is released: notifications, and
+/// values to drop. Collected under the lock; run by `run` (or by `Drop`, so
+/// that a popped thread node is published even on an unwinding path).
+pub(crate) struct Deferred<T> {
+    first: Option<Notify<T>>,
+    rest: Vec<Notify<T>>,
     values: VecDeque<T>,
-    slots: Vec<Slot<T>>,
 }
 
 impl<T> Deferred<T> {
     #[inline]
     pub(crate) fn new() -> Self {
         Deferred {
-            wake: None,
-            rest: None,
+            first: None,
+            rest: Vec::new(),
+            values: VecDeque::new(),
         }
     }
 
-    fn rest(&mut self) -> &mut Rest<T> {
-        self.rest.get_or_insert_with(|| {
-            Box::new(Rest {
-                wakes: Vec::new(),
-                values: VecDeque::new(),
-                slots: Vec::new(),
-            })
-        })
+    /// Nothing to do.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.first.is_none() && self.values.is_empty()
     }
 
-    pub(crate) fn wake(&mut self, waiter: Option<Waiter>) {
-        if let Some(w) = waiter {
-            if self.wake.is_none() {
-                self.wake = Some(w);
-            } else {
-                self.rest().wakes.push(w);
-            }
+    /// Whether running this can call user code that may panic (a waker).
+    pub(crate) fn may_panic(&self) -> bool {
+        let task = |n: &Notify<T>| matches!(n, Notify::Task(_));
+        self.first.as_ref().is_some_and(task) || self.rest.iter().any(task)
+    }
+
+    /// Queues a notification.
+    ///
+    /// # Safety
+    ///
+    /// For [`Notify::Thread`], the caller popped that node under the core
+    /// lock it holds now and hands its publication to this `Deferred` (I4).
+    pub(crate) unsafe fn push(&mut self, n: Notify<T>) {
+        if self.first.is_none() {
+            self.first = Some(n);
+        } else {
+            self.rest.push(n);
+        }
+    }
+
+    /// Queues a task's waker, if it has one.
+    pub(crate) fn wake(&mut self, waker: Option<Waker>) {
+        if let Some(w) = waker {
+            // SAFETY: not a thread node.
+            unsafe { self.push(Notify::Task(w)) };
         }
     }
 
     pub(crate) fn drop_values(&mut self, values: VecDeque<T>) {
-        if !values.is_empty() {
-            let rest = self.rest();
-            if rest.values.is_empty() {
-                rest.values = values;
-            } else {
-                rest.values.extend(values);
-            }
+        if self.values.is_empty() {
+            self.values = values;
+        } else {
+            self.values.extend(values);
         }
     }
 
-    pub(crate) fn drop_slot(&mut self, slot: Slot<T>) {
-        self.rest().slots.push(slot);
-    }
-
-    /// Runs the deferred work. The common case (at most one wake-up, nothing
-    /// to drop) skips the drop glue of the rare parts.
+    /// Runs the deferred work; call it once the core lock is released.
     #[inline]
-    pub(crate) fn run(mut self) {
-        if self.rest.is_none() {
-            let wake = self.wake.take();
-            std::mem::forget(self);
-            if let Some(w) = wake {
-                w.wake();
-            }
-        }
+    pub(crate) fn run(self) {
+        drop(self);
     }
 }
 
 impl<T> Drop for Deferred<T> {
     fn drop(&mut self) {
-        match self.rest.take() {
-            // The common case: at most one wake-up.
-            None => {
-                if let Some(w) = self.wake.take() {
-                    w.wake();
-                }
+        // Thread nodes first: publishing runs no user code, and a thread left
+        // unpublished would wait for ever.
+        let mut tasks = Vec::new();
+        let mut first_task = None;
+        for n in self.first.take().into_iter().chain(self.rest.drain(..)) {
+            match n {
+                // SAFETY: popped under the lock and handed to us (`push`).
+                Notify::Thread(node, v) => unsafe { Node::publish(node, v) },
+                Notify::Task(w) if first_task.is_none() => first_task = Some(w),
+                Notify::Task(w) => tasks.push(w),
             }
-            Some(rest) => self.run_all(*rest),
         }
-    }
-}
-
-impl<T> Deferred<T> {
-    #[cold]
-    fn run_all(&mut self, mut rest: Rest<T>) {
-        // Every waiter gets its wake-up even if one `wake` panics: the guard
+        // Every task gets its wake-up even if one `wake` panics: the guard
         // wakes the rest while that panic unwinds.
-        struct WakeRest<I: Iterator<Item = Waiter>>(I);
-        impl<I: Iterator<Item = Waiter>> Drop for WakeRest<I> {
+        struct WakeRest<I: Iterator<Item = Waker>>(I);
+        impl<I: Iterator<Item = Waker>> Drop for WakeRest<I> {
             fn drop(&mut self) {
                 for w in &mut self.0 {
                     w.wake();
                 }
             }
         }
-        let mut pending = WakeRest(self.wake.take().into_iter().chain(rest.wakes.drain(..)));
+        let mut pending = WakeRest(first_task.into_iter().chain(tasks));
         for w in &mut pending.0 {
             w.wake();
         }
         drop(pending);
 
         // A panicking payload `Drop` propagates, and the values after it are
-        // leaked instead of being dropped during unwinding (which would abort).
-        let mut values = ManuallyDrop::new(std::mem::take(&mut rest.values));
-        while let Some(v) = values.pop_front() {
-            drop(v);
+        // leaked instead of being dropped during unwinding (which would
+        // abort).
+        if !self.values.is_empty() {
+            let mut values = ManuallyDrop::new(std::mem::take(&mut self.values));
+            while let Some(v) = values.pop_front() {
+                drop(v);
+            }
+            drop(ManuallyDrop::into_inner(values));
         }
-        drop(ManuallyDrop::into_inner(values));
-        let mut slots = ManuallyDrop::new(std::mem::take(&mut rest.slots));
-        while let Some(s) = slots.pop() {
-            drop(s);
-        }
-        drop(ManuallyDrop::into_inner(slots));
     }
 }

@@ -162,8 +162,8 @@ fn cancelled_receiver_passes_value_to_next_task() {
             let rx2 = rx.clone();
             let (c1, w1) = counting_waker();
             let (c2, w2) = counting_waker();
-            let mut f1 = rx.recv();
-            let mut f2 = rx2.recv();
+            let mut f1 = Box::pin(rx.recv());
+            let mut f2 = Box::pin(rx2.recv());
             assert!(poll_once(&mut f1, &w1).is_pending());
             assert!(poll_once(&mut f2, &w2).is_pending());
             let tx = thread::spawn(move || {
@@ -198,7 +198,7 @@ fn cancelled_receiver_passes_value_to_thread() {
     model(|| {
         let (mut tx, rx) = spmc::bounded_async::<u32>(1);
         let (_c1, w1) = counting_waker();
-        let mut f1 = rx.recv();
+        let mut f1 = Box::pin(rx.recv());
         assert!(poll_once(&mut f1, &w1).is_pending());
         let srx = rx.to_sync();
         let t = thread::spawn(move || srx.recv());
@@ -227,7 +227,7 @@ fn sender_drop_wakes_every_receiver() {
         let arx = rx.to_async();
         let arx2 = rx.to_async();
         let (c3, w3) = counting_waker();
-        let mut f3 = arx2.recv();
+        let mut f3 = Box::pin(arx2.recv());
         assert!(poll_once(&mut f3, &w3).is_pending());
         let t1 = thread::spawn(move || rx.recv());
         let t2 = thread::spawn(move || loom::future::block_on(arx.recv()));
@@ -249,7 +249,7 @@ fn receiver_drop_wakes_every_sender() {
         tx.try_send(0).unwrap();
         let atx = tx.clone().into_async();
         let (c2, w2) = counting_waker();
-        let mut s2 = atx.send(2);
+        let mut s2 = Box::pin(atx.send(2));
         assert!(poll_once(&mut s2, &w2).is_pending());
         let t1 = thread::spawn(move || tx.send(1).map_err(|e| e.into_inner()));
         drop(rx);
@@ -358,8 +358,8 @@ fn granted_slot_passes_to_next_async_sender() {
         let tx2 = tx.clone();
         let (c1, w1) = counting_waker();
         let (c2, w2) = counting_waker();
-        let mut s1 = tx.send(1);
-        let mut s2 = tx2.send(2);
+        let mut s1 = Box::pin(tx.send(1));
+        let mut s2 = Box::pin(tx2.send(2));
         assert!(poll_once(&mut s1, &w1).is_pending());
         assert!(poll_once(&mut s2, &w2).is_pending());
         let srx = rx.to_sync();
@@ -388,7 +388,7 @@ fn granted_slot_passes_to_blocked_thread_sender() {
         let (tx, rx) = mpmc::bounded_async::<u32>(1);
         tx.try_send(0).unwrap();
         let (_c1, w1) = counting_waker();
-        let mut s1 = tx.send(1);
+        let mut s1 = Box::pin(tx.send(1));
         assert!(poll_once(&mut s1, &w1).is_pending());
         let tx2 = tx.clone().into_sync();
         let p = thread::spawn(move || tx2.send(2));
@@ -413,7 +413,7 @@ fn repoll_with_new_waker_wakes_the_newest_only() {
         let (mut tx, rx) = spmc::unbounded_async::<u32>();
         let (c1, w1) = counting_waker();
         let (c2, w2) = counting_waker();
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert!(poll_once(&mut f, &w1).is_pending());
         let s = thread::spawn(move || {
             tx.try_send(1).unwrap();
@@ -482,7 +482,7 @@ fn cancelled_granted_spmc_send_restores_capacity() {
         let r = thread::spawn(move || srx.recv());
         {
             let (_c, w) = counting_waker();
-            let mut s = tx.send(1);
+            let mut s = Box::pin(tx.send(1));
             match poll_once(&mut s, &w) {
                 // The receive ran first and the slot was free.
                 Poll::Ready(r) => assert!(r.is_ok()),

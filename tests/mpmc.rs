@@ -177,7 +177,6 @@ fn handles_are_send_sync_unpin_and_debug() {
     assert_send::<mpmc::SendBatchFuture<'static, NotDebug>>();
     assert_unpin::<Sender<NotDebug>>();
     assert_unpin::<AsyncSender<NotDebug>>();
-    assert_unpin::<mpmc::SendFuture<'static, NotDebug>>();
     let (tx, rx) = mpmc::bounded::<NotDebug>(2);
     let (atx, arx) = (tx.clone().into_async(), rx.to_async());
     for s in [
@@ -301,8 +300,8 @@ fn cancelled_recv_passes_its_value_to_the_next_task() {
         let (tx, rx) = mpmc::bounded_async::<i32>(4);
         let rx2 = rx.clone();
         let (wa, wb) = (CountingWaker::new(), CountingWaker::new());
-        let mut a = rx.recv();
-        let mut b = rx2.recv();
+        let mut a = Box::pin(rx.recv());
+        let mut b = Box::pin(rx2.recv());
         assert!(wa.poll(&mut a).is_pending());
         assert!(wb.poll(&mut b).is_pending());
         tx.try_send(7).unwrap();
@@ -323,7 +322,7 @@ fn cancelled_recv_puts_its_value_back_in_front() {
     watchdog(|| {
         let (tx, rx) = mpmc::bounded_async::<i32>(2);
         let w = CountingWaker::new();
-        let mut a = rx.recv();
+        let mut a = Box::pin(rx.recv());
         assert!(w.poll(&mut a).is_pending());
         tx.try_send(1).unwrap();
         tx.clone().try_send(2).unwrap();
@@ -342,7 +341,7 @@ fn cancelled_recv_passes_its_value_to_a_blocked_thread() {
         let (tx, rx) = mpmc::unbounded::<i32>();
         let arx = rx.to_async();
         let w = CountingWaker::new();
-        let mut a = arx.recv();
+        let mut a = Box::pin(arx.recv());
         assert!(w.poll(&mut a).is_pending());
         let blocked = {
             let rx = rx.clone();
@@ -364,7 +363,7 @@ fn newest_waker_is_woken() {
         let (tx, rx) = mpmc::bounded_async::<i32>(1);
         tx.try_send(0).unwrap();
         let (w1, w2) = (CountingWaker::new(), CountingWaker::new());
-        let mut s = tx.send(1);
+        let mut s = Box::pin(tx.send(1));
         assert!(w1.poll(&mut s).is_pending());
         assert!(w2.poll(&mut s).is_pending());
         assert_eq!(rx.try_recv(), Ok(0));
@@ -373,7 +372,7 @@ fn newest_waker_is_woken() {
         drop(s);
         let (w3, w4) = (CountingWaker::new(), CountingWaker::new());
         assert_eq!(rx.try_recv(), Ok(1));
-        let mut r = rx.recv();
+        let mut r = Box::pin(rx.recv());
         assert!(w3.poll(&mut r).is_pending());
         assert!(w4.poll(&mut r).is_pending());
         tx.try_send(2).unwrap();
@@ -686,9 +685,9 @@ fn pending_async_senders_served_in_arrival_order() {
         let tx2 = tx.clone();
         tx.try_send(0).unwrap();
         let w: Vec<CountingWaker> = (0..3).map(|_| CountingWaker::new()).collect();
-        let mut f1 = tx.send(1);
-        let mut f2 = tx2.send(2);
-        let mut f3 = tx.send(3);
+        let mut f1 = Box::pin(tx.send(1));
+        let mut f2 = Box::pin(tx2.send(2));
+        let mut f3 = Box::pin(tx.send(3));
         assert!(w[0].poll(&mut f1).is_pending());
         assert!(w[1].poll(&mut f2).is_pending());
         assert!(w[2].poll(&mut f3).is_pending());
@@ -721,13 +720,13 @@ fn mixed_thread_and_task_senders_served_in_arrival_order() {
         let atx = tx.clone().into_async();
         tx.send(0).unwrap();
         let (w1, w3) = (CountingWaker::new(), CountingWaker::new());
-        let mut f1 = atx.send(1);
+        let mut f1 = Box::pin(atx.send(1));
         assert!(w1.poll(&mut f1).is_pending());
         let t2 = {
             let tx = tx.clone();
             Blocked::start(move || tx.send(2))
         };
-        let mut f3 = atx.send(3);
+        let mut f3 = Box::pin(atx.send(3));
         assert!(w3.poll(&mut f3).is_pending());
         let t4 = {
             let tx = tx.clone();
@@ -762,8 +761,8 @@ fn cancelled_granted_send_hands_its_slot_on() {
         let tx2 = tx.clone();
         tx.try_send(t.make(0)).unwrap();
         let (wa, wb) = (CountingWaker::new(), CountingWaker::new());
-        let mut a = tx.send(t.make(1));
-        let mut b = tx2.send(t.make(2));
+        let mut a = Box::pin(tx.send(t.make(1)));
+        let mut b = Box::pin(tx2.send(t.make(2)));
         assert!(wa.poll(&mut a).is_pending());
         assert!(wb.poll(&mut b).is_pending());
 
@@ -806,8 +805,8 @@ fn cancelled_waiting_send_leaves_the_queue() {
         let (tx, rx) = mpmc::bounded_async(1);
         tx.try_send(t.make(0)).unwrap();
         let (wa, wb) = (CountingWaker::new(), CountingWaker::new());
-        let mut a = tx.send(t.make(1));
-        let mut b = tx.send(t.make(2));
+        let mut a = Box::pin(tx.send(t.make(1)));
+        let mut b = Box::pin(tx.send(t.make(2)));
         assert!(wa.poll(&mut a).is_pending());
         assert!(wb.poll(&mut b).is_pending());
         // A is dropped while still waiting (no slot granted yet).
@@ -841,7 +840,7 @@ fn sender_never_waits_for_a_free_slot() {
         assert_eq!(rx.recv(), Ok(1));
         let atx = clones[2].clone().into_async();
         let w = CountingWaker::new();
-        let mut f = atx.send(5);
+        let mut f = Box::pin(atx.send(5));
         assert_eq!(w.poll(&mut f), Poll::Ready(Ok(())), "ready on first poll");
         drop(f);
         // A blocking send in another thread with room: no receiver needed.
@@ -879,7 +878,7 @@ fn disconnect_only_after_the_last_sender() {
         let thread_rx = rx.clone();
         let blocked = Blocked::start(move || thread_rx.recv());
         let w = CountingWaker::new();
-        let mut pending = arx.recv();
+        let mut pending = Box::pin(arx.recv());
         assert!(w.poll(&mut pending).is_pending());
 
         let mut drops: Vec<Box<dyn FnOnce()>> = vec![
@@ -1057,9 +1056,9 @@ fn rendezvous_pending_async_sends() {
         let (tx, rx) = mpmc::bounded_async(0);
         let tx2 = tx.clone();
         let w: Vec<CountingWaker> = (0..3).map(|_| CountingWaker::new()).collect();
-        let mut f0 = tx.send(t.make(0));
-        let mut f1 = tx2.send(t.make(1));
-        let mut f2 = tx.send(t.make(2));
+        let mut f0 = Box::pin(tx.send(t.make(0)));
+        let mut f1 = Box::pin(tx2.send(t.make(1)));
+        let mut f2 = Box::pin(tx.send(t.make(2)));
         assert!(w[0].poll(&mut f0).is_pending());
         assert!(w[1].poll(&mut f1).is_pending());
         assert!(w[2].poll(&mut f2).is_pending());

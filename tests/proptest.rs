@@ -38,7 +38,8 @@ enum RecvFut {
     Waiting,
     /// A value was handed to it (it was woken).
     Handed(u32),
-    /// Woken by the last sender's drop, without a value.
+    /// Woken without a value: by the last sender's drop, or (bounded(0))
+    /// by a waiting sender whose value it is to take when polled.
     Woken,
 }
 
@@ -116,9 +117,15 @@ impl Model {
         if self.receivers == 0 {
             return Err(TrySendError::Disconnected(v));
         }
-        if let Some(id) = self.recv_waiters.pop_front() {
-            self.hand_off(id, v);
-            return Ok(());
+        // On bounded(0) a waiting task is not handed a value: a waiting
+        // sender wakes it, and it takes the value when polled (so that a
+        // cancelled receive never leaves a value in the channel). Every
+        // waiting receiver here is a task.
+        if self.cap != Some(0) {
+            if let Some(id) = self.recv_waiters.pop_front() {
+                self.hand_off(id, v);
+                return Ok(());
+            }
         }
         if self.send_waiters.is_empty() && self.has_space() {
             self.queue.push_back(v);
@@ -256,9 +263,22 @@ impl Model {
                 }
                 self.deliver(v, true);
             }
+            // An unused rendezvous wake-up passes on while a sender waits.
+            RecvFut::Woken if self.cap == Some(0) && !self.send_waiters.is_empty() => {
+                self.wake_recv();
+            }
             RecvFut::Woken | RecvFut::Fresh => {}
         }
         self.finish_recv(id);
+    }
+
+    /// bounded(0): wakes the oldest waiting receiver to take a waiting
+    /// sender's value.
+    fn wake_recv(&mut self) {
+        if let Some(r) = self.recv_waiters.pop_front() {
+            self.rf.insert(r, RecvFut::Woken);
+            self.wake(r);
+        }
     }
 
     /// Polls send future `id`; `Some` = ready. `owns` = the future owns a
@@ -299,6 +319,9 @@ impl Model {
             Err(TrySendError::Full(v)) => {
                 self.sf.insert(id, SendFut::Waiting(v));
                 self.send_waiters.push_back(id);
+                if self.cap == Some(0) {
+                    self.wake_recv();
+                }
                 None
             }
         }

@@ -24,7 +24,11 @@ fn chan<T>(cap: Option<usize>) -> (AsyncSender<T>, AsyncReceiver<T>) {
     }
 }
 
-const CAPS: [Option<usize>; 4] = [Some(0), Some(1), Some(8), None];
+/// The capacities on which a value sent while a task waits is handed to that
+/// task at once. On `bounded(0)` a waiting task is only woken, and takes the
+/// value from the waiting sender when it runs (see the rendezvous tests), so
+/// that a cancelled receive never leaves a value in the channel.
+const HANDOFF_CAPS: [Option<usize>; 3] = [Some(1), Some(8), None];
 
 fn counts(ws: &[(Arc<CountingWaker>, Waker)]) -> Vec<usize> {
     ws.iter().map(|(c, _)| c.count()).collect()
@@ -34,11 +38,11 @@ fn counts(ws: &[(Arc<CountingWaker>, Waker)]) -> Vec<usize> {
 
 #[test]
 fn one_send_wakes_exactly_one_of_eight_and_cancellation_chains() {
-    for cap in CAPS {
+    for cap in HANDOFF_CAPS {
         let (mut tx, rx) = chan::<u64>(cap);
         let rxs: Vec<_> = (0..8).map(|_| rx.clone()).collect();
         let ws: Vec<_> = (0..8).map(|_| counting_waker()).collect();
-        let mut futs: Vec<_> = rxs.iter().map(|r| Some(r.recv())).collect();
+        let mut futs: Vec<_> = rxs.iter().map(|r| Some(Box::pin(r.recv()))).collect();
         for (f, (_, w)) in futs.iter_mut().zip(&ws) {
             assert_pending(poll_unpin(f.as_mut().unwrap(), w));
         }
@@ -75,7 +79,7 @@ fn woken_future_dropped_with_no_other_waiter_requeues_at_front() {
     for cap in [Some(1), Some(4), None] {
         let (mut tx, rx) = chan::<u32>(cap);
         let (c, w) = counting_waker();
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f, &w));
         tx.try_send(1).unwrap();
         assert_eq!(c.count(), 1);
@@ -103,7 +107,7 @@ fn woken_future_dropped_passes_value_to_blocked_thread() {
     watchdog(10, || {
         let (mut tx, rx) = spmc::bounded_async::<u32>(2);
         let (c, w) = counting_waker();
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f, &w));
         let srx = rx.to_sync();
         let h = thread::spawn(move || srx.recv());
@@ -118,10 +122,10 @@ fn woken_future_dropped_passes_value_to_blocked_thread() {
 
 #[test]
 fn cancelling_an_unwoken_waiter_just_removes_it() {
-    for cap in CAPS {
+    for cap in HANDOFF_CAPS {
         let (mut tx, rx) = chan::<u32>(cap);
         let ws: Vec<_> = (0..4).map(|_| counting_waker()).collect();
-        let mut futs: Vec<_> = (0..4).map(|_| Some(rx.recv())).collect();
+        let mut futs: Vec<_> = (0..4).map(|_| Some(Box::pin(rx.recv()))).collect();
         for (f, (_, w)) in futs.iter_mut().zip(&ws) {
             assert_pending(poll_unpin(f.as_mut().unwrap(), w));
         }
@@ -166,10 +170,10 @@ fn cancelling_an_unwoken_waiter_just_removes_it() {
 
 #[test]
 fn sender_drop_wakes_all_pending_receivers_which_drain_then_fail() {
-    for cap in CAPS {
+    for cap in HANDOFF_CAPS {
         let (mut tx, rx) = chan::<u32>(cap);
         let ws: Vec<_> = (0..5).map(|_| counting_waker()).collect();
-        let mut futs: Vec<_> = (0..5).map(|_| Some(rx.recv())).collect();
+        let mut futs: Vec<_> = (0..5).map(|_| Some(Box::pin(rx.recv()))).collect();
         for (f, (_, w)) in futs.iter_mut().zip(&ws) {
             assert_pending(poll_unpin(f.as_mut().unwrap(), w));
         }
@@ -191,7 +195,7 @@ fn sender_drop_wakes_all_pending_receivers_which_drain_then_fail() {
             );
         }
         assert_eq!(counts(&ws), [1, 1, 1, 1, 1], "no extra wake-ups");
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert_eq!(ready(poll_unpin(&mut f, &ws[0].1)), Err(RecvError));
     }
 }
@@ -207,7 +211,7 @@ fn sender_drop_wakes_blocked_threads_and_tasks() {
             })
             .collect();
         let (c, w) = counting_waker();
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f, &w));
         thread::sleep(Duration::from_millis(30));
         drop(tx);
@@ -233,7 +237,7 @@ fn pending_send_progresses_when_a_recv_frees_a_slot() {
         let mut expect = 0;
         for round in 0..(2 * cap + 1) {
             let (c, w) = counting_waker();
-            let mut f = tx.send(next);
+            let mut f = Box::pin(tx.send(next));
             assert_pending(poll_unpin(&mut f, &w));
             assert_pending(poll_unpin(&mut f, &w));
             assert_eq!(c.count(), 0);
@@ -268,7 +272,7 @@ fn pending_send_woken_by_blocking_recv_on_another_thread() {
                 tx.try_send(i).unwrap();
             }
             let (c, w) = counting_waker();
-            let mut f = tx.send(cap);
+            let mut f = Box::pin(tx.send(cap));
             assert_pending(poll_unpin(&mut f, &w));
             let srx = rx.to_sync();
             let h = thread::spawn(move || srx.recv());
@@ -293,7 +297,7 @@ fn cancelled_granted_send_keeps_capacity_exact() {
                 tx.try_send(log.item(i)).unwrap();
             }
             let (c, w) = counting_waker();
-            let mut f = tx.send(log.item(cap));
+            let mut f = Box::pin(tx.send(log.item(cap)));
             assert_pending(poll_unpin(&mut f, &w));
             for _ in 0..freed {
                 drop(rx.try_recv().unwrap());
@@ -333,7 +337,7 @@ fn cancelled_ungranted_send_keeps_capacity_exact() {
             tx.try_send(log.item(i)).unwrap();
         }
         let (c, w) = counting_waker();
-        let mut f = tx.send(log.item(cap));
+        let mut f = Box::pin(tx.send(log.item(cap)));
         assert!(poll_unpin(&mut f, &w).is_pending());
         drop(f);
         assert_eq!(log.dropped(cap), 1);
@@ -355,7 +359,7 @@ fn cancelled_ungranted_send_keeps_capacity_exact() {
 fn cancelled_handed_recv_keeps_capacity_exact() {
     let (mut tx, rx) = spmc::bounded_async::<u32>(1);
     let (_c, w) = counting_waker();
-    let mut f = rx.recv();
+    let mut f = Box::pin(rx.recv());
     assert_pending(poll_unpin(&mut f, &w));
     tx.try_send(1).unwrap();
     assert!(tx.is_full());
@@ -373,7 +377,7 @@ fn cancelled_send_batch_keeps_sent_values_and_capacity() {
     let log = DropLog::new(6);
     let (mut tx, rx) = spmc::bounded_async(2);
     let (c, w) = counting_waker();
-    let mut f = tx.send_batch((0..6).map(|i| log.item(i)).collect::<Vec<_>>());
+    let mut f = Box::pin(tx.send_batch((0..6).map(|i| log.item(i)).collect::<Vec<_>>()));
     assert_pending(poll_unpin(&mut f, &w));
     assert_eq!(rx.len(), 2);
     drop(rx.try_recv().unwrap());
@@ -403,7 +407,7 @@ fn pending_send_fails_with_value_when_last_receiver_drops() {
         tx.try_send(0).unwrap();
         let rx2 = rx.clone();
         let (c, w) = counting_waker();
-        let mut f = tx.send(9);
+        let mut f = Box::pin(tx.send(9));
         assert_pending(poll_unpin(&mut f, &w));
         if granted {
             assert_eq!(rx.try_recv(), Ok(0));
@@ -418,7 +422,7 @@ fn pending_send_fails_with_value_when_last_receiver_drops() {
     // Rendezvous: the value comes back from the slot.
     let (mut tx, rx) = spmc::bounded_async::<u32>(0);
     let (c, w) = counting_waker();
-    let mut f = tx.send(4);
+    let mut f = Box::pin(tx.send(4));
     assert_pending(poll_unpin(&mut f, &w));
     drop(rx);
     assert_eq!(c.count(), 1);
@@ -429,7 +433,7 @@ fn pending_send_fails_with_value_when_last_receiver_drops() {
 fn pending_send_batch_fails_with_rest_when_last_receiver_drops() {
     let (mut tx, rx) = spmc::bounded_async::<u32>(2);
     let (c, w) = counting_waker();
-    let mut f = tx.send_batch(0..5);
+    let mut f = Box::pin(tx.send_batch(0..5));
     assert_pending(poll_unpin(&mut f, &w));
     assert_eq!(rx.try_recv(), Ok(0));
     assert_eq!(c.count(), 1);
@@ -442,12 +446,12 @@ fn pending_send_batch_fails_with_rest_when_last_receiver_drops() {
 
 #[test]
 fn repolled_recv_is_woken_through_newest_waker_only() {
-    for cap in CAPS {
+    for cap in HANDOFF_CAPS {
         let (mut tx, rx) = chan::<u32>(cap);
         let (a, wa) = counting_waker();
         let (b, wb) = counting_waker();
         let (cc, wc) = counting_waker();
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f, &wa));
         assert_pending(poll_unpin(&mut f, &wb));
         assert_eq!(Arc::strong_count(&a), 2, "old waker released");
@@ -470,7 +474,7 @@ fn repolled_send_is_woken_through_newest_waker_only() {
         }
         let (a, wa) = counting_waker();
         let (b, wb) = counting_waker();
-        let mut f = tx.send(cap);
+        let mut f = Box::pin(tx.send(cap));
         assert_pending(poll_unpin(&mut f, &wa));
         assert_pending(poll_unpin(&mut f, &wb));
         assert_eq!(Arc::strong_count(&a), 2, "old waker released");
@@ -525,8 +529,8 @@ fn waker_wake_reentering_the_channel_does_not_deadlock() {
             })
         };
         let (c0, w0) = counting_waker();
-        let mut f0 = rx.recv();
-        let mut f1 = rx.recv();
+        let mut f0 = Box::pin(rx.recv());
+        let mut f1 = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f0, &w0));
         assert_pending(poll_unpin(&mut f1, &w_fn));
         tx.lock().unwrap().as_mut().unwrap().try_send(1).unwrap();
@@ -543,7 +547,7 @@ fn waker_wake_reentering_the_channel_does_not_deadlock() {
         assert_eq!(rx.try_recv(), Ok(100));
 
         // Re-entry while the channel wakes everyone on sender drop.
-        let mut f2 = rx.recv();
+        let mut f2 = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f2, &w_fn));
         let sender = tx.lock().unwrap().take();
         drop(sender);
@@ -568,7 +572,7 @@ fn sender_waker_reentering_from_wake_does_not_deadlock() {
         };
         tx.try_send(0).unwrap();
         tx.try_send(1).unwrap();
-        let mut f = tx.send(2);
+        let mut f = Box::pin(tx.send(2));
         assert_pending(poll_unpin(&mut f, &w));
         assert_eq!(rx.try_recv(), Ok(0));
         assert_eq!(fw.count(), 1);
@@ -603,7 +607,7 @@ impl Wake for ReenterOnDrop {
 impl Drop for ReenterOnDrop {
     fn drop(&mut self) {
         let _ = (self.rx.len(), self.rx.is_full(), self.rx.try_recv());
-        let mut f = self.rx.recv();
+        let mut f = Box::pin(self.rx.recv());
         let (_c, w) = counting_waker();
         let _ = poll_unpin(&mut f, &w);
         drop(f);
@@ -626,7 +630,7 @@ fn waker_drop_reentering_the_channel_does_not_deadlock() {
         let drops = Arc::new(AtomicUsize::new(0));
 
         // 1. Woken by a send: the channel's clone is the last one.
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f, &reentering_waker(&rx, &drops)));
         tx.try_send(1).unwrap();
         assert_eq!(drops.load(Ordering::SeqCst), 1);
@@ -635,13 +639,13 @@ fn waker_drop_reentering_the_channel_does_not_deadlock() {
         drop(f);
 
         // 2. Replaced by a newer waker.
-        let mut f = rx.recv();
+        let mut f = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f, &reentering_waker(&rx, &drops)));
         assert_pending(poll_unpin(&mut f, &w));
         assert_eq!(drops.load(Ordering::SeqCst), 2);
 
         // 3. Dropped with a cancelled future.
-        let mut g = rx.recv();
+        let mut g = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut g, &reentering_waker(&rx, &drops)));
         drop(g);
         assert_eq!(drops.load(Ordering::SeqCst), 3);
@@ -653,7 +657,7 @@ fn waker_drop_reentering_the_channel_does_not_deadlock() {
         for i in 0..4 {
             tx.try_send(i).unwrap();
         }
-        let mut s = tx.send(9);
+        let mut s = Box::pin(tx.send(9));
         assert_pending(poll_unpin(&mut s, &reentering_waker(&rx, &drops)));
         // The recv frees a slot; the waker's own try_recv (in wake) and the
         // recv in its drop take two more values.
@@ -682,8 +686,8 @@ fn panicking_waker_on_send_propagates_and_strands_no_one() {
         let (mut tx, rx) = spmc::bounded_async::<u32>(4);
         let (p, wp) = panicking_waker();
         let ws: Vec<_> = (0..2).map(|_| counting_waker()).collect();
-        let mut fp = rx.recv();
-        let mut fs: Vec<_> = (0..2).map(|_| rx.recv()).collect();
+        let mut fp = Box::pin(rx.recv());
+        let mut fs: Vec<_> = (0..2).map(|_| Box::pin(rx.recv())).collect();
         assert_pending(poll_unpin(&mut fp, &wp));
         for (f, (_, w)) in fs.iter_mut().zip(&ws) {
             assert_pending(poll_unpin(f, w));
@@ -716,9 +720,9 @@ fn panicking_waker_on_sender_drop_still_wakes_everyone() {
         thread::sleep(Duration::from_millis(30));
         let (p, wp) = panicking_waker();
         let ws: Vec<_> = (0..3).map(|_| counting_waker()).collect();
-        let mut fp = rx.recv();
+        let mut fp = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut fp, &wp));
-        let mut fs: Vec<_> = (0..3).map(|_| rx.recv()).collect();
+        let mut fs: Vec<_> = (0..3).map(|_| Box::pin(rx.recv())).collect();
         for (f, (_, w)) in fs.iter_mut().zip(&ws) {
             assert_pending(poll_unpin(f, w));
         }
@@ -743,7 +747,7 @@ fn panicking_sender_waker_on_recv_leaves_channel_working() {
         let (mut tx, rx) = spmc::bounded_async::<u32>(1);
         tx.try_send(0).unwrap();
         let (p, wp) = panicking_waker();
-        let mut f = tx.send(1);
+        let mut f = Box::pin(tx.send(1));
         assert_pending(poll_unpin(&mut f, &wp));
         // The recv that frees the slot wakes the sender; the panic reaches
         // the receiving caller, and the value that recv took is not lost: it
@@ -752,15 +756,18 @@ fn panicking_sender_waker_on_recv_leaves_channel_working() {
         assert!(msg.contains("waker panics"), "{msg}");
         assert_eq!(p.count(), 1);
         assert_eq!(rx.len(), 1);
-        // The slot was granted: the send completes. Only on this panicking
-        // path does the channel hold one value more than its capacity, until
-        // a receiver takes it: losing the value would be worse.
-        let (_c, good) = counting_waker();
+        // The capacity stays exact: the value came back into the slot that
+        // had been granted to the send, so that grant is void and the send
+        // waits again.
+        let (c, good) = counting_waker();
+        assert_pending(poll_unpin(&mut f, &good));
+        assert_eq!(rx.len(), 1);
+        assert!(rx.is_full());
+        assert_eq!(rx.try_recv(), Ok(0));
+        assert_eq!(c.count(), 1);
         assert_eq!(ready(poll_unpin(&mut f, &good)), Ok(()));
         drop(f);
-        assert_eq!(rx.len(), 2);
-        assert!(tx.try_send(2).unwrap_err().is_full());
-        assert_eq!(rx.try_recv(), Ok(0));
+        assert_eq!(rx.len(), 1);
         assert!(tx.try_send(2).unwrap_err().is_full());
         assert_eq!(rx.try_recv(), Ok(1));
         tx.try_send(3).unwrap();
@@ -784,8 +791,8 @@ fn waker_whose_drop_panics_on_cancel() {
     watchdog(10, || {
         let (mut tx, rx) = spmc::bounded_async::<u32>(2);
         let (c, w) = counting_waker();
-        let mut f0 = rx.recv();
-        let mut f1 = rx.recv();
+        let mut f0 = Box::pin(rx.recv());
+        let mut f1 = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut f0, &Waker::from(Arc::new(PanicOnDrop))));
         assert_pending(poll_unpin(&mut f1, &w));
         let msg = expect_panic(move || drop(f0));
@@ -803,7 +810,8 @@ fn waker_whose_drop_panics_on_cancel() {
 
 #[test]
 fn blocked_thread_and_pending_task_are_served_in_arrival_order() {
-    for cap in [Some(0), Some(4), None] {
+    // bounded(0): `rendezvous_thread_and_task_are_served_in_arrival_order`.
+    for cap in [Some(4), None] {
         watchdog(10, move || {
             // Thread first.
             let (tx, rx) = chan::<u32>(cap);
@@ -812,7 +820,7 @@ fn blocked_thread_and_pending_task_are_served_in_arrival_order() {
             let h = thread::spawn(move || srx.recv());
             thread::sleep(Duration::from_millis(150));
             let (c, w) = counting_waker();
-            let mut f = rx.recv();
+            let mut f = Box::pin(rx.recv());
             assert_pending(poll_unpin(&mut f, &w));
             tx.send(1).unwrap();
             assert_eq!(join_within(h, 5), Ok(1), "cap {cap:?}: thread waited first");
@@ -823,7 +831,7 @@ fn blocked_thread_and_pending_task_are_served_in_arrival_order() {
             drop(f);
 
             // Task first.
-            let mut f = rx.recv();
+            let mut f = Box::pin(rx.recv());
             assert_pending(poll_unpin(&mut f, &w));
             let srx = rx.to_sync();
             let h = thread::spawn(move || srx.recv());
@@ -850,7 +858,7 @@ fn rendezvous_async_send_pending_until_a_receiver_took_the_value() {
     assert!(tx.try_send(1).unwrap_err().is_full());
     let (c, w) = counting_waker();
     {
-        let mut f = tx.send(5);
+        let mut f = Box::pin(tx.send(5));
         for _ in 0..3 {
             assert_pending(poll_unpin(&mut f, &w));
         }
@@ -862,20 +870,30 @@ fn rendezvous_async_send_pending_until_a_receiver_took_the_value() {
     assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
 
     // A receiver future takes from a pending sender at once.
-    let mut f = tx.send(6);
+    let mut f = Box::pin(tx.send(6));
     assert_pending(poll_unpin(&mut f, &w));
     let (_r, rw) = counting_waker();
-    let mut rf = rx.recv();
+    let mut rf = Box::pin(rx.recv());
     assert_eq!(ready(poll_unpin(&mut rf, &rw)), Ok(6));
     assert_eq!(c.count(), 2);
     assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
     drop(f);
 
-    // try_send succeeds while a receiver future waits.
-    let mut rf = rx.recv();
+    // A waiting receiver future cannot take a value at once: try_send
+    // finds no receiver ready. An async send wakes the future, which takes
+    // the value when it runs; the send completes only then.
+    let mut rf = Box::pin(rx.recv());
     assert_pending(poll_unpin(&mut rf, &rw));
-    tx.try_send(7).unwrap();
+    assert!(tx.try_send(7).unwrap_err().is_full());
+    let mut f = Box::pin(tx.send(7));
+    assert_pending(poll_unpin(&mut f, &w));
+    assert_eq!(_r.count(), 1, "the waiting receiver was woken");
+    assert_eq!(rx.len(), 0);
+    assert_pending(poll_unpin(&mut f, &w));
     assert_eq!(ready(poll_unpin(&mut rf, &rw)), Ok(7));
+    assert_eq!(c.count(), 3);
+    assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(()));
+    drop(f);
     assert!(tx.try_send(8).unwrap_err().is_full());
 }
 
@@ -884,7 +902,7 @@ fn rendezvous_async_send_completes_when_a_thread_receives() {
     watchdog(10, || {
         let (mut tx, rx) = spmc::bounded_async::<u32>(0);
         let (c, w) = counting_waker();
-        let mut f = tx.send(5);
+        let mut f = Box::pin(tx.send(5));
         assert_pending(poll_unpin(&mut f, &w));
         let srx = rx.to_sync();
         let h = thread::spawn(move || srx.recv());
@@ -899,7 +917,7 @@ fn rendezvous_cancelled_send_leaves_nothing_behind() {
     let log = DropLog::new(1);
     let (mut tx, rx) = spmc::bounded_async(0);
     let (_c, w) = counting_waker();
-    let mut f = tx.send(log.item(0));
+    let mut f = Box::pin(tx.send(log.item(0)));
     assert_pending(poll_unpin(&mut f, &w));
     drop(f);
     assert_eq!(log.dropped(0), 1);
@@ -913,7 +931,7 @@ fn rendezvous_cancelled_send_leaves_nothing_behind() {
 fn async_send_batch_waits_for_space_mid_batch() {
     let (mut tx, rx) = spmc::bounded_async::<u32>(2);
     let (c, w) = counting_waker();
-    let mut f = tx.send_batch(0..7);
+    let mut f = Box::pin(tx.send_batch(0..7));
     let mut got = Vec::new();
     let mut polls = 0;
     loop {
@@ -1054,7 +1072,7 @@ fn dropped_stream_with_handed_value_passes_it_on() {
     let (_c, w) = counting_waker();
     let mut s = rx.stream();
     assert_pending(poll_next(&mut s, &w));
-    let mut f = rx.recv();
+    let mut f = Box::pin(rx.recv());
     let (c2, w2) = counting_waker();
     assert_pending(poll_unpin(&mut f, &w2));
     tx.try_send(1).unwrap();
@@ -1171,7 +1189,7 @@ fn async_disconnection_forms_return_the_value() {
 
 #[test]
 fn dropping_last_receiver_as_pending_stream_drops_handed_value_once() {
-    for cap in CAPS {
+    for cap in HANDOFF_CAPS {
         let log = DropLog::new(2);
         let (mut tx, rx) = chan(cap);
         let mut s = rx.into_stream();
@@ -1192,17 +1210,93 @@ fn dropping_last_receiver_as_pending_stream_drops_handed_value_once() {
     }
 }
 
+/// bounded(0): a woken receiver that is cancelled passes its wake-up on;
+/// the value stays with its sender, never in the channel (`len()` stays 0).
 #[test]
-fn rendezvous_handed_value_survives_receiver_cancellation() {
+fn rendezvous_cancelled_receiver_passes_wake_up_and_leaves_nothing() {
     let (mut tx, rx) = spmc::bounded_async::<u32>(0);
-    let (_c, w) = counting_waker();
-    let mut f = rx.recv();
-    assert_pending(poll_unpin(&mut f, &w));
-    tx.try_send(1).unwrap();
-    drop(f);
-    // Nothing is lost: the next receiver gets it.
-    assert_eq!(futures::executor::block_on(rx.recv()), Ok(1));
+    let (c1, w1) = counting_waker();
+    let (c2, w2) = counting_waker();
+    let (cs, ws) = counting_waker();
+    let mut f1 = Box::pin(rx.recv());
+    let mut f2 = Box::pin(rx.recv());
+    assert_pending(poll_unpin(&mut f1, &w1));
+    assert_pending(poll_unpin(&mut f2, &w2));
+    {
+        let mut s = Box::pin(tx.send(1));
+        assert_pending(poll_unpin(&mut s, &ws));
+        assert_eq!((c1.count(), c2.count()), (1, 0), "the oldest is woken");
+        drop(f1);
+        assert_eq!(c2.count(), 1, "the wake-up passed on");
+        assert_eq!(rx.len(), 0);
+        assert_eq!(ready(poll_unpin(&mut f2, &w2)), Ok(1));
+        assert_eq!(cs.count(), 1);
+        assert_eq!(ready(poll_unpin(&mut s, &ws)), Ok(()));
+    }
+    // The only waiting receiver is woken, then cancelled: the send stays
+    // pending with its value, and the next receiver takes it.
+    let mut f3 = Box::pin(rx.recv());
+    assert_pending(poll_unpin(&mut f3, &w1));
+    let mut s = Box::pin(tx.send(2));
+    assert_pending(poll_unpin(&mut s, &ws));
+    assert_eq!(c1.count(), 2);
+    drop(f3);
+    assert_eq!(rx.len(), 0);
+    assert!(rx.is_empty());
+    assert_pending(poll_unpin(&mut s, &ws));
+    assert_eq!(futures::executor::block_on(rx.recv()), Ok(2));
+    assert_eq!(ready(poll_unpin(&mut s, &ws)), Ok(()));
     assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+}
+
+/// bounded(0) with threads and tasks waiting together: served in arrival
+/// order, a blocking send completing when the receiver has taken its value.
+#[test]
+fn rendezvous_thread_and_task_are_served_in_arrival_order() {
+    watchdog(10, || {
+        let (tx, rx) = spmc::bounded_async::<u32>(0);
+        let mut tx = tx.into_sync();
+        // Thread first.
+        let srx = rx.to_sync();
+        let h = thread::spawn(move || srx.recv());
+        thread::sleep(Duration::from_millis(150));
+        let (c, w) = counting_waker();
+        let mut f = Box::pin(rx.recv());
+        assert_pending(poll_unpin(&mut f, &w));
+        tx.send(1).unwrap();
+        assert_eq!(join_within(h, 5), Ok(1), "the thread waited first");
+        assert_eq!(c.count(), 0);
+        // The task now: the blocking send waits until the task has taken it.
+        let p = thread::spawn(move || {
+            tx.send(2).unwrap();
+            tx
+        });
+        wait_until(5, "the task's wake-up", || c.count() == 1);
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(2));
+        let mut tx = join_within(p, 5);
+        drop(f);
+
+        // Task first.
+        let mut f = Box::pin(rx.recv());
+        assert_pending(poll_unpin(&mut f, &w));
+        let srx = rx.to_sync();
+        let h = thread::spawn(move || srx.recv());
+        thread::sleep(Duration::from_millis(150));
+        let p = thread::spawn(move || {
+            tx.send(3).unwrap();
+            tx.send(4).unwrap();
+        });
+        wait_until(5, "the task's wake-up", || c.count() == 2);
+        thread::sleep(Duration::from_millis(20));
+        assert!(
+            !h.is_finished(),
+            "the thread took a value meant for the task"
+        );
+        assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(3));
+        assert_eq!(join_within(h, 5), Ok(4));
+        join_within(p, 5);
+        assert_eq!(rx.len(), 0);
+    });
 }
 
 /// A cancelled receive whose value goes to a waiting *thread* frees the room
@@ -1214,13 +1308,13 @@ fn cancelled_receive_handing_value_to_thread_grants_pending_send() {
     watchdog(20, || {
         let (mut tx, rx) = spmc::bounded_async::<u32>(1);
         let (_ac, aw) = counting_waker();
-        let mut a = rx.recv();
+        let mut a = Box::pin(rx.recv());
         assert_pending(poll_unpin(&mut a, &aw));
         // Handed to the pending task: it holds the one slot until taken.
         tx.try_send(1).unwrap();
         assert!(tx.try_send(9).unwrap_err().is_full());
         let (sc, sw) = counting_waker();
-        let mut s = tx.send(2);
+        let mut s = Box::pin(tx.send(2));
         assert_pending(poll_unpin(&mut s, &sw));
         let srx = rx.to_sync();
         let waiting = flag();

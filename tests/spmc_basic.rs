@@ -870,6 +870,7 @@ fn sender_sees_disconnection_through_any_view() {
 
 fn assert_send_sync_unpin<X: Send + Sync + Unpin>() {}
 fn assert_send_unpin<X: Send + Unpin>() {}
+fn assert_send<X: Send>() {}
 fn assert_debug<X: std::fmt::Debug>() {}
 
 #[test]
@@ -884,9 +885,11 @@ fn handles_and_futures_are_send_sync_unpin_debug() {
     assert_debug::<AsyncSender<T>>();
     assert_debug::<AsyncReceiver<T>>();
 
-    assert_send_unpin::<spmc::RecvFuture<'static, T>>();
-    assert_send_unpin::<spmc::SendFuture<'static, T>>();
-    assert_send_unpin::<spmc::SendBatchFuture<'static, T>>();
+    // Futures hold their waiter node, so they are `!Unpin` (API.md allows
+    // it); they stay `Send`.
+    assert_send::<spmc::RecvFuture<'static, T>>();
+    assert_send::<spmc::SendFuture<'static, T>>();
+    assert_send::<spmc::SendBatchFuture<'static, T>>();
     assert_send_unpin::<spmc::RecvStream<'static, T>>();
     assert_debug::<spmc::RecvFuture<'static, T>>();
     assert_debug::<spmc::SendFuture<'static, T>>();
