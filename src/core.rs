@@ -776,6 +776,19 @@ impl<T> Chan<T> {
     fn holds_handoffs(&self) -> bool {
         holds_handoffs(self.cap)
     }
+
+    /// One more sender, for a weak sender's upgrade, unless every sender is
+    /// already gone: a disconnected channel never reconnects.
+    pub(crate) fn try_add_sender(&self) -> bool {
+        self.locked(|st, _| {
+            if st.senders == 0 {
+                false
+            } else {
+                st.senders += 1;
+                true
+            }
+        })
+    }
 }
 
 /// Whether a value handed to a task counts against the capacity until the
