@@ -7,9 +7,9 @@
 //! filter (a regex) selects a subset:
 //!
 //! ```text
-//! cargo bench --bench channels -- 'spmc/threads/bounded64/'
-//! cargo bench --bench channels -- '^prim/'
-//! cargo bench --bench channels -- '(spmc|mpmc)/tokio-4w/.*/(1c|8c|4p4c)/'
+//! cargo bench -p amphi-benches --bench channels -- 'spmc/threads/bounded64/'
+//! cargo bench -p amphi-benches --bench channels -- '^prim/'
+//! cargo bench -p amphi-benches --bench channels -- '(spmc|mpmc)/tokio-4w/.*/(1c|8c|4p4c)/'
 //! ```
 //!
 //! Environment overrides (defaults in brackets): `AMPHI_BENCH_SAMPLES` [10],

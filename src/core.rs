@@ -1056,4 +1056,17 @@ impl<T> Chan<T> {
         // Its waker is dropped here, after the lock.
         drop(stale);
     }
+
+    /// One more sender, for a weak sender's upgrade, unless every sender is
+    /// already gone: a disconnected channel never reconnects.
+    pub(crate) fn try_add_sender(&self) -> bool {
+        self.locked(|st, _| {
+            if st.senders == 0 {
+                false
+            } else {
+                st.senders += 1;
+                true
+            }
+        })
+    }
 }

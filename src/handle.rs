@@ -54,6 +54,53 @@ impl<T> Drop for SendHandle<T> {
     }
 }
 
+impl<T> RecvHandle<T> {
+    /// Whether both handles share one channel.
+    pub(crate) fn same_channel(&self, other: &Self) -> bool {
+        std::ptr::eq::<Chan<T>>(&**self, &**other)
+    }
+}
+
+impl<T> SendHandle<T> {
+    /// Whether both handles share one channel.
+    pub(crate) fn same_channel(&self, other: &Self) -> bool {
+        std::ptr::eq::<Chan<T>>(&**self, &**other)
+    }
+
+    /// A reference to the channel that does not count as a sender (mpmc
+    /// weak senders).
+    pub(crate) fn downgrade(&self) -> WeakSendHandle<T> {
+        WeakSendHandle(self.0.clone())
+    }
+}
+
+/// A weak sender's reference to the channel: it keeps the core allocated but
+/// is not counted in `senders`, so it does not keep the channel connected.
+pub(crate) struct WeakSendHandle<T>(Arc<Chan<T>>);
+
+impl<T> WeakSendHandle<T> {
+    /// A sender again, unless every sender is gone: once the count has
+    /// reached zero the channel is disconnected for good.
+    pub(crate) fn upgrade(&self) -> Option<SendHandle<T>> {
+        self.0.try_add_sender().then(|| SendHandle(self.0.clone()))
+    }
+
+    /// Whether both weak handles refer to one channel.
+    pub(crate) fn same_channel(&self, other: &Self) -> bool {
+        std::ptr::eq::<Chan<T>>(&*self.0, &*other.0)
+    }
+
+    pub(crate) fn chan(&self) -> &Chan<T> {
+        &self.0
+    }
+}
+
+impl<T> Clone for WeakSendHandle<T> {
+    fn clone(&self) -> Self {
+        WeakSendHandle(self.0.clone())
+    }
+}
+
 /// A new channel's two shares.
 pub(crate) fn pair<T>(
     cap: Option<usize>,

@@ -79,6 +79,7 @@ mod future;
 mod handle;
 mod receiver;
 mod sync;
+mod unwind;
 mod waiter;
 
 pub mod mpmc;

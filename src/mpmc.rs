@@ -23,6 +23,8 @@
 
 flavor!("mpmc", crate::core::Flavor::Mpmc, (), "tx");
 
+use crate::handle::WeakSendHandle;
+
 impl<T> Sender<T> {
     /// How many senders (blocking and async) the channel has.
     ///
@@ -62,5 +64,126 @@ impl<T> Clone for AsyncSender<T> {
         AsyncSender {
             h: self.h.another(),
         }
+    }
+}
+
+impl<T> Sender<T> {
+    /// A [`WeakSender`] of this channel: it can make new senders while at
+    /// least one sender lives, but does not itself keep the channel
+    /// connected, and is not counted by [`sender_count`](Self::sender_count).
+    ///
+    /// ```
+    /// let (tx, rx) = amphi::mpmc::unbounded::<i32>();
+    /// let weak = tx.downgrade();
+    /// assert_eq!(tx.sender_count(), 1);
+    /// weak.upgrade().unwrap().send(1).unwrap();
+    /// drop(tx);
+    /// assert!(weak.upgrade().is_none());
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// assert!(rx.recv().is_err()); // disconnected although `weak` lives
+    /// ```
+    pub fn downgrade(&self) -> WeakSender<T> {
+        WeakSender {
+            h: self.h.downgrade(),
+        }
+    }
+}
+
+impl<T> AsyncSender<T> {
+    /// A [`WeakSender`] of this channel, as [`Sender::downgrade`]. Its
+    /// [`upgrade`](WeakSender::upgrade) gives a blocking [`Sender`]; convert
+    /// with [`into_async`](Sender::into_async).
+    ///
+    /// ```
+    /// # futures::executor::block_on(async {
+    /// let (tx, rx) = amphi::mpmc::unbounded_async::<i32>();
+    /// let weak = tx.downgrade();
+    /// let tx2 = weak.upgrade().unwrap().into_async();
+    /// tx2.send(1).await.unwrap();
+    /// drop((tx, tx2));
+    /// assert!(weak.upgrade().is_none());
+    /// assert_eq!(rx.recv().await, Ok(1));
+    /// # });
+    /// ```
+    pub fn downgrade(&self) -> WeakSender<T> {
+        WeakSender {
+            h: self.h.downgrade(),
+        }
+    }
+}
+
+/// A sender that does not count: it keeps no channel connected, and makes a
+/// [`Sender`] with [`upgrade`](Self::upgrade) only while some sender still
+/// lives. From [`Sender::downgrade`] or [`AsyncSender::downgrade`].
+///
+/// Once the last sender (blocking or async) is gone, receivers see the
+/// disconnection as usual, and `upgrade` returns `None` from then on, for
+/// ever. While senders live but every receiver is gone, `upgrade` still
+/// succeeds and sends fail as on any sender.
+///
+/// Useful for a handle that must be able to send without keeping its
+/// consumers alive, such as a registry of producers or a back-reference from
+/// a task to its own input queue.
+///
+/// ```
+/// use std::thread;
+///
+/// let (tx, rx) = amphi::mpmc::bounded::<u32>(8);
+/// let weak = tx.downgrade();
+/// let worker = thread::spawn(move || rx.iter().sum::<u32>());
+/// tx.send(1).unwrap();
+/// if let Some(tx2) = weak.upgrade() {
+///     tx2.send(2).unwrap();
+/// }
+/// drop(tx); // the upgraded sender is gone too: the worker stops
+/// assert_eq!(worker.join().unwrap(), 3);
+/// assert!(weak.upgrade().is_none());
+/// ```
+pub struct WeakSender<T> {
+    h: WeakSendHandle<T>,
+}
+
+impl<T> WeakSender<T> {
+    /// A new sender of this channel, or `None` once every sender is gone
+    /// (and then for ever: a disconnected channel never reconnects).
+    ///
+    /// ```
+    /// let (tx, _rx) = amphi::mpmc::bounded::<i32>(1);
+    /// let weak = tx.downgrade();
+    /// let tx2 = weak.upgrade().unwrap();
+    /// assert_eq!(tx.sender_count(), 2);
+    /// drop((tx, tx2));
+    /// assert!(weak.upgrade().is_none());
+    /// ```
+    pub fn upgrade(&self) -> Option<Sender<T>> {
+        self.h.upgrade().map(|h| Sender { h })
+    }
+
+    /// True if both weak senders belong to the same channel.
+    ///
+    /// ```
+    /// let (tx, _rx) = amphi::mpmc::bounded::<i32>(1);
+    /// let (other, _other_rx) = amphi::mpmc::bounded::<i32>(1);
+    /// let weak = tx.downgrade();
+    /// assert!(weak.same_channel(&weak.clone()));
+    /// assert!(weak.same_channel(&tx.clone().into_async().downgrade()));
+    /// assert!(!weak.same_channel(&other.downgrade()));
+    /// ```
+    pub fn same_channel(&self, other: &Self) -> bool {
+        self.h.same_channel(&other.h)
+    }
+}
+
+impl<T> Clone for WeakSender<T> {
+    fn clone(&self) -> Self {
+        WeakSender { h: self.h.clone() }
+    }
+}
+
+impl<T> fmt::Debug for WeakSender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakSender")
+            .field("capacity", &self.h.chan().capacity())
+            .finish_non_exhaustive()
     }
 }

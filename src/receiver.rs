@@ -404,6 +404,19 @@ macro_rules! receiver_queries {
             pub fn is_disconnected(&self) -> bool {
                 self.h.sender_count() == 0
             }
+
+            /// True if both receivers belong to the same channel (clones and
+            /// conversions of one receiver do).
+            ///
+            /// ```
+            #[doc = concat!("let (_tx, rx) = amphi::spmc::", $ctor, "::<i32>(1);")]
+            #[doc = concat!("let (_other_tx, other) = amphi::spmc::", $ctor, "::<i32>(1);")]
+            /// assert!(rx.same_channel(&rx.clone()));
+            /// assert!(!rx.same_channel(&other));
+            /// ```
+            pub fn same_channel(&self, other: &Self) -> bool {
+                self.h.same_channel(&other.h)
+            }
         }
 
         impl<T> Clone for $ty<T> {

@@ -339,6 +339,18 @@ macro_rules! sender_queries {
             pub fn is_disconnected(&self) -> bool {
                 self.h.receiver_count() == 0
             }
+
+            /// True if both senders belong to the same channel.
+            ///
+            /// ```
+            #[doc = concat!("let (tx, _rx) = amphi::", $m, "::", $ctor, "::<i32>(1);")]
+            #[doc = concat!("let (other, _other_rx) = amphi::", $m, "::", $ctor, "::<i32>(1);")]
+            /// assert!(tx.same_channel(&tx));
+            /// assert!(!tx.same_channel(&other));
+            /// ```
+            pub fn same_channel(&self, other: &Self) -> bool {
+                self.h.same_channel(&other.h)
+            }
         }
 
         impl<T> fmt::Debug for $ty<T> {

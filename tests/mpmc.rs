@@ -607,7 +607,8 @@ fn conversions_share_one_channel() {
         let srx: Receiver<i32> = arx.into();
         assert_eq!(srx.recv(), Ok(3));
 
-        // An async producer on smol feeding threads and a tokio task.
+        // An async producer outside tokio (futures-lite's `block_on`, as a
+        // smol program without I/O would use) feeding threads and a tokio task.
         let (tx, rx) = mpmc::bounded_async::<u32>(2);
         let thread_rx = rx.to_sync();
         let worker = thread::spawn(move || thread_rx.iter().collect::<Vec<_>>());
@@ -625,7 +626,7 @@ fn conversions_share_one_channel() {
             })
         });
         drop(rx);
-        smol::block_on(async {
+        futures_lite::future::block_on(async {
             let tx2 = tx.clone();
             for i in 0..100 {
                 if i % 2 == 0 { &tx } else { &tx2 }.send(i).await.unwrap();

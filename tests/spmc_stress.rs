@@ -237,13 +237,17 @@ fn sync_producer_feeds_tokio_tasks() {
 fn sync_producer_feeds_smol_tasks() {
     for (cap, workers) in [(Some(0), 2), (Some(1), 3), (Some(64), 4), (None, 3)] {
         watchdog(LIMIT, move || {
-            let ex = Arc::new(smol::Executor::new());
-            let (stop_tx, stop_rx) = smol::channel::unbounded::<()>();
+            // smol's executor (`smol::Executor` re-exports
+            // `async_executor::Executor`), driven by futures-lite's `block_on`
+            // (smol's is async-io's, which adds an I/O reactor nothing here uses).
+            let ex = Arc::new(async_executor::Executor::new());
+            let (stop_tx, stop_rx) = futures::channel::oneshot::channel::<()>();
+            let stop_rx = futures::FutureExt::shared(stop_rx);
             let pool: Vec<_> = (0..workers)
                 .map(|_| {
                     let ex = ex.clone();
                     let stop = stop_rx.clone();
-                    thread::spawn(move || smol::block_on(ex.run(stop.recv())))
+                    thread::spawn(move || futures_lite::future::block_on(ex.run(stop)))
                 })
                 .collect();
             let (mut tx, rx) = sync_chan(cap);
@@ -263,7 +267,10 @@ fn sync_producer_feeds_smol_tasks() {
                 }
             }
             drop(tx);
-            let per: Vec<_> = tasks.into_iter().map(smol::block_on).collect();
+            let per: Vec<_> = tasks
+                .into_iter()
+                .map(futures_lite::future::block_on)
+                .collect();
             drop(stop_tx);
             for t in pool {
                 let _ = t.join().unwrap();
