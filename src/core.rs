@@ -1060,13 +1060,11 @@ impl<T> Chan<T> {
     /// One more sender, for a weak sender's upgrade, unless every sender is
     /// already gone: a disconnected channel never reconnects.
     pub(crate) fn try_add_sender(&self) -> bool {
-        self.locked(|st, _| {
-            if st.senders == 0 {
-                false
-            } else {
-                st.senders += 1;
-                true
-            }
-        })
+        let mut st = self.lock();
+        if st.senders == 0 {
+            return false;
+        }
+        st.senders += 1;
+        true
     }
 }

@@ -1,7 +1,7 @@
 //! Unwind safety of every public handle, iterator, future and stream.
 //!
 //! The handles share the core through `Arc<Chan<T>>` (or borrow it), and the
-//! core holds a mutex and signals, so the compiler cannot see for itself that
+//! core holds a mutex and raw pointers to waiter nodes, so the compiler cannot see for itself that
 //! they are `UnwindSafe` / `RefUnwindSafe`. They are, for any `T`, as in
 //! crossbeam-channel (and std's mpsc, flume, async-channel):
 //!

@@ -2,8 +2,9 @@
 //!
 //! Every primitive of the core (mutexes, atomics, `Arc`, thread park/unpark)
 //! comes from loom under `cfg(loom)` (see `src/sync.rs`), so these models
-//! explore the interleavings of the real code. loom does not model time: no
-//! timeouts here.
+//! explore the interleavings of the real code. loom does not model time: a
+//! timed park returns at once there and counts as timed out, so the timeout
+//! models see a deadline fire at every point loom picks.
 //!
 //! Run (see RELIABILITY.md; `.ci/extra-checks.sh` does it for CI):
 //!
@@ -514,14 +515,14 @@ fn granted_send_handing_off_to_a_waiting_thread_regrants_the_slot() {
         let tx2 = tx.clone();
         let srx = rx.to_sync();
         let c = thread::spawn(move || (0..3).map(|_| srx.recv().unwrap()).collect::<Vec<_>>());
-        let mut s1 = Some(tx.send(1));
-        let mut s2 = Some(tx2.send(2));
+        let mut s1 = Some(Box::pin(tx.send(1)));
+        let mut s2 = Some(Box::pin(tx2.send(2)));
         // Poll both sends (s1 first, so it is the older waiter) until both
         // are done; the thread parks in between until woken.
         loom::future::block_on(std::future::poll_fn(|cx| {
             for s in [&mut s1, &mut s2] {
                 if let Some(f) = s {
-                    if let Poll::Ready(r) = Pin::new(f).poll(cx) {
+                    if let Poll::Ready(r) = f.as_mut().poll(cx) {
                         r.unwrap();
                         *s = None;
                     }
@@ -538,6 +539,102 @@ fn granted_send_handing_off_to_a_waiting_thread_regrants_the_slot() {
         let mut got = c.join().unwrap();
         got.sort();
         assert_eq!(got, [0, 1, 2]);
+    });
+}
+
+// ----- intrusive nodes: timeouts and the held handshake
+
+/// A blocked receiver's timeout (under loom it fires at any point) races a
+/// send that pops its node: the value is delivered exactly once, either to
+/// the timed-out receiver (a popped node is always finished and the value
+/// wins) or, if the receiver withdrew first, to the queue.
+#[test]
+fn receive_timeout_racing_a_handoff() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (mut tx, rx) = spmc::bounded::<u32>(1);
+        let rx2 = rx.clone();
+        let r = thread::spawn(move || rx.recv_timeout(std::time::Duration::from_secs(1)));
+        tx.send(7).unwrap();
+        match r.join().unwrap() {
+            Ok(v) => {
+                s.mark(true);
+                assert_eq!(v, 7);
+                assert_eq!(rx2.try_recv(), Err(TryRecvError::Empty));
+            }
+            Err(e) => {
+                assert!(e.is_timeout());
+                s.mark(false);
+                assert_eq!(rx2.try_recv(), Ok(7));
+            }
+        }
+    });
+    seen.assert_both("the timed-out receiver got the value / withdrew first");
+}
+
+/// A blocked sender's timeout races the receive that frees its slot: the
+/// value is either sent (in the queue) or returned with the timeout, never
+/// both, never lost.
+#[test]
+fn send_timeout_racing_a_receive() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(1);
+        tx.send(1).unwrap();
+        let s = thread::spawn(move || {
+            let r = tx.send_timeout(2, std::time::Duration::from_secs(1));
+            (r.map_err(|e| e.into_inner()), tx)
+        });
+        assert_eq!(rx.recv(), Ok(1));
+        let (r, _tx) = s.join().unwrap();
+        match r {
+            Ok(()) => assert_eq!(rx.try_recv(), Ok(2)),
+            Err(v) => {
+                assert_eq!(v, 2);
+                assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            }
+        }
+    });
+}
+
+/// bounded(1): a value handed to a pending task is `held` (the channel is
+/// full); the task takes it (one atomic subtraction, no lock unless a sender
+/// waits) while an async send registers on another thread. Whichever comes
+/// second sees the other, so the send always completes.
+#[test]
+fn held_release_races_a_registering_sender() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        let rx2 = rx.clone();
+        let (_c, w) = counting_waker();
+        let mut f = Box::pin(rx.recv());
+        assert!(poll_once(&mut f, &w).is_pending());
+        tx.try_send(1).unwrap();
+        assert!(tx.try_send(9).unwrap_err().is_full(), "held counts");
+        let t = thread::spawn(move || loom::future::block_on(tx.send(2)).unwrap());
+        assert_eq!(loom::future::block_on(f), Ok(1));
+        t.join().unwrap();
+        assert_eq!(rx2.try_recv(), Ok(2));
+    });
+}
+
+/// bounded(0): a pending task is woken (not handed the value) by an async
+/// sender on another thread, and is cancelled; the wake-up passes to the
+/// next waiting task, which takes the value; nothing stays in the channel.
+#[test]
+fn rendezvous_cancelled_woken_task_passes_the_wake_up_on() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(0);
+        let (_c1, w1) = counting_waker();
+        let mut f1 = Box::pin(rx.recv());
+        let mut f2 = Box::pin(rx.recv());
+        assert!(poll_once(&mut f1, &w1).is_pending());
+        assert!(poll_once(&mut f2, &w1).is_pending());
+        let t = thread::spawn(move || loom::future::block_on(tx.send(5)).unwrap());
+        drop(f1);
+        assert_eq!(loom::future::block_on(f2), Ok(5));
+        t.join().unwrap();
+        assert!(rx.is_empty());
     });
 }
 
