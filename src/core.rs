@@ -37,7 +37,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use crate::error::{RecvError, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
-use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
 use crate::waiter::{Deferred, List, Node, Notify, Waiter, GRANTED, NOTIFIED, WAITING};
 
 /// Which producer side a channel has.
@@ -77,10 +77,19 @@ pub(crate) struct Chan<T> {
     cap: Option<usize>,
     /// Handed-off values count against the capacity (`cap > 0` bounded).
     holds: bool,
+    /// Whether the queue holds a value: a hint, read without the lock by a
+    /// blocking receiver that spins briefly before it registers (the lock
+    /// decides). Written only when it changes, on a line of its own, so
+    /// spinning receivers are disturbed only by a real change.
+    nonempty: Padded<AtomicBool>,
     flavor: Flavor,
 }
 
 type Guard<'a, T> = MutexGuard<'a, State<T>>;
+
+/// Keeps a value on a cache line (pair) of its own.
+#[repr(align(128))]
+struct Padded<T>(T);
 
 /// How an async receive is going: its node, and whether the node is in use
 /// (linked, or notified and not yet looked at).
@@ -181,6 +190,7 @@ impl<T> Chan<T> {
             held: AtomicUsize::new(0),
             cap,
             holds: matches!(cap, Some(c) if c > 0),
+            nonempty: Padded(AtomicBool::new(false)),
             flavor,
         }
     }
@@ -199,6 +209,32 @@ impl<T> Chan<T> {
     fn has_space(&self, st: &State<T>) -> bool {
         let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
         st.queue.len() + held + st.granted < st.cap
+    }
+
+    // ----- the queue, with its lock-free "non-empty" hint (under the lock)
+
+    #[inline]
+    fn push_back(&self, st: &mut State<T>, value: T) {
+        st.queue.push_back(value);
+        if st.queue.len() == 1 {
+            self.nonempty.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn push_front(&self, st: &mut State<T>, value: T) {
+        st.queue.push_front(value);
+        if st.queue.len() == 1 {
+            self.nonempty.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    #[inline]
+    fn pop_front(&self, st: &mut State<T>) -> Option<T> {
+        let v = st.queue.pop_front();
+        if v.is_some() && st.queue.is_empty() {
+            self.nonempty.0.store(false, Ordering::Relaxed);
+        }
+        v
     }
 
     // ----- the notification path (all under the lock)
@@ -259,7 +295,7 @@ impl<T> Chan<T> {
         }
         // Older waiting senders go first.
         if st.send_waiters.is_empty() && self.has_space(st) {
-            st.queue.push_back(value);
+            self.push_back(st, value);
             return Ok(());
         }
         Err(TrySendError::Full(value))
@@ -271,8 +307,8 @@ impl<T> Chan<T> {
     fn deliver(&self, st: &mut State<T>, value: T, front: bool, d: &mut Deferred<T>) {
         match st.recv_waiters.pop_front() {
             Some(node) => self.hand_off(node, value, d),
-            None if front => st.queue.push_front(value),
-            None => st.queue.push_back(value),
+            None if front => self.push_front(st, value),
+            None => self.push_back(st, value),
         }
     }
 
@@ -326,7 +362,7 @@ impl<T> Chan<T> {
     /// Receives without waiting, past the fast path: from the queue, else
     /// straight from a waiting sender's node (rendezvous).
     fn try_pop(&self, st: &mut State<T>, d: &mut Deferred<T>) -> Result<T, TryRecvError> {
-        if let Some(v) = st.queue.pop_front() {
+        if let Some(v) = self.pop_front(st) {
             self.refill(st, d);
             return Ok(v);
         }
@@ -470,6 +506,7 @@ impl<T> Chan<T> {
         st.receivers -= 1;
         if st.receivers == 0 {
             d.drop_values(std::mem::take(&mut st.queue));
+            self.nonempty.0.store(false, Ordering::Relaxed);
             while let Some(node) = st.send_waiters.pop_front() {
                 Self::notify(node, &mut d);
             }
@@ -504,7 +541,7 @@ impl<T> Chan<T> {
         let mut st = self.lock();
         if st.nobody_waits() && st.receivers != 0 {
             if self.has_space(&st) {
-                st.queue.push_back(value);
+                self.push_back(&mut st, value);
                 return Ok(());
             }
             return Err(TrySendError::Full(value));
@@ -522,14 +559,24 @@ impl<T> Chan<T> {
         value: T,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<T>> {
+        let mut st = self.lock();
+        if st.nobody_waits() && st.receivers != 0 && self.has_space(&st) {
+            self.push_back(&mut st, value);
+            return Ok(());
+        }
+        self.send_slow(st, value, deadline)
+    }
+
+    #[inline(never)]
+    fn send_slow(
+        &self,
+        mut st: Guard<'_, T>,
+        value: T,
+        deadline: Option<Instant>,
+    ) -> Result<(), SendTimeoutError<T>> {
         let node = std::pin::pin!(Node::thread());
         let node = node.as_ref().get_ref();
         let mut d = Deferred::new();
-        let mut st = self.lock();
-        if st.nobody_waits() && st.receivers != 0 && self.has_space(&st) {
-            st.queue.push_back(value);
-            return Ok(());
-        }
         match self.try_push(&mut st, value, &mut d) {
             Ok(()) => {
                 drop(st);
@@ -835,7 +882,7 @@ impl<T> Chan<T> {
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
         let mut st = self.lock();
         if st.send_waiters.is_empty() {
-            if let Some(v) = st.queue.pop_front() {
+            if let Some(v) = self.pop_front(&mut st) {
                 return Ok(v);
             }
             if st.senders == 0 {
@@ -897,12 +944,32 @@ impl<T> Chan<T> {
 
     /// Blocking receive; `deadline` of `None` waits for ever.
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        {
+            let mut st = self.lock();
+            if st.send_waiters.is_empty() {
+                if let Some(v) = self.pop_front(&mut st) {
+                    return Ok(v);
+                }
+            }
+        }
+        // A value often arrives within microseconds (a running producer, a
+        // round trip): spin on the hint before paying for a registered wait
+        // and a wake-up. Not on `bounded(0)`, where the sender must find this
+        // receiver registered, nor with a deadline.
+        if self.cap != Some(0) && deadline.is_none() {
+            sync::backoff(|| self.nonempty.0.load(Ordering::Relaxed));
+        }
+        self.recv_slow(deadline)
+    }
+
+    #[inline(never)]
+    fn recv_slow(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
         loop {
             let node = std::pin::pin!(Node::thread());
             let node = node.as_ref().get_ref();
             let mut st = self.lock();
             if st.send_waiters.is_empty() {
-                if let Some(v) = st.queue.pop_front() {
+                if let Some(v) = self.pop_front(&mut st) {
                     return Ok(v);
                 }
             }
