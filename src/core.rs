@@ -1032,12 +1032,19 @@ impl<T> Chan<T> {
             // Woken by disconnection, or (bounded(0)) to take a waiting
             // sender's value: the attempt below does either.
         }
-        match self.try_recv() {
-            Ok(v) => return Poll::Ready(Ok(v)),
-            Err(TryRecvError::Disconnected) => return Poll::Ready(Err(TryRecvError::Disconnected)),
-            Err(TryRecvError::Empty) => {}
+        // The waker is cloned outside the lock. When the queue looks empty
+        // (the hint), this poll will most likely wait: clone first and take
+        // the lock once. Otherwise try without a clone, and clone only if
+        // that fails.
+        if self.nonempty.0.load(Ordering::Relaxed) {
+            match self.try_recv() {
+                Ok(v) => return Poll::Ready(Ok(v)),
+                Err(TryRecvError::Disconnected) => {
+                    return Poll::Ready(Err(TryRecvError::Disconnected))
+                }
+                Err(TryRecvError::Empty) => {}
+            }
         }
-        // It will wait: clone the waker before taking the lock again.
         let new = waker.clone();
         let mut d = Deferred::new();
         let mut st = self.lock();
