@@ -283,15 +283,21 @@ impl<T> Chan<T> {
         if st.receivers == 0 {
             return Err(TrySendError::Disconnected(value));
         }
-        if let Some(front) = st.recv_waiters.front() {
-            // On `bounded(0)` a waiting task cannot take a value now: it is
-            // woken by a waiting sender instead (`wait_send`).
-            if st.cap != 0 || !front.is_task() {
+        let cap = st.cap;
+        // On `bounded(0)` a waiting task cannot take a value now: it is woken
+        // by a waiting sender instead (`wait_send`).
+        match st
+            .recv_waiters
+            .claim_front()
+            .map(|n| cap != 0 || !n.is_task())
+        {
+            Some(true) => {
                 let node = st.recv_waiters.pop_front().expect("front exists");
                 self.hand_off(node, value, d);
                 return Ok(());
             }
-            return Err(TrySendError::Full(value));
+            Some(false) => return Err(TrySendError::Full(value)),
+            None => {}
         }
         // Older waiting senders go first.
         if st.send_waiters.is_empty() && self.has_space(st) {
@@ -305,7 +311,7 @@ impl<T> Chan<T> {
     /// receiver, else to the back (or, for a returned value, the front) of
     /// the queue.
     fn deliver(&self, st: &mut State<T>, value: T, front: bool, d: &mut Deferred<T>) {
-        match st.recv_waiters.pop_front() {
+        match st.recv_waiters.pop_claimed() {
             Some(node) => self.hand_off(node, value, d),
             None if front => self.push_front(st, value),
             None => self.push_back(st, value),
@@ -325,7 +331,7 @@ impl<T> Chan<T> {
     #[inline(never)]
     fn serve_senders(&self, st: &mut State<T>, d: &mut Deferred<T>) {
         while self.has_space(st) {
-            let Some(node) = st.send_waiters.pop_front() else {
+            let Some(node) = st.send_waiters.pop_claimed() else {
                 break;
             };
             // SAFETY: just popped under the lock: valid and ours (I4).
@@ -367,7 +373,7 @@ impl<T> Chan<T> {
             return Ok(v);
         }
         if st.cap == 0 {
-            if let Some(node) = st.send_waiters.pop_front() {
+            if let Some(node) = st.send_waiters.pop_claimed() {
                 self.sync_send_waiting(st);
                 // SAFETY: just popped under the lock: valid and ours (I4).
                 let v = unsafe { node.as_ref().take_value() };
@@ -397,7 +403,7 @@ impl<T> Chan<T> {
         unsafe { st.send_waiters.push_back(node) };
         self.sync_send_waiting(st);
         if st.cap == 0 {
-            if let Some(r) = st.recv_waiters.pop_front() {
+            if let Some(r) = st.recv_waiters.pop_claimed() {
                 Self::notify(r, d);
             }
         } else {
@@ -412,7 +418,7 @@ impl<T> Chan<T> {
         if st.cap != 0 || st.send_waiters.is_empty() {
             return;
         }
-        let Some(r) = st.recv_waiters.pop_front() else {
+        let Some(r) = st.recv_waiters.pop_claimed() else {
             return;
         };
         // SAFETY: just popped under the lock: valid (I4).
@@ -434,7 +440,8 @@ impl<T> Chan<T> {
     fn put_back(&self, v: T) {
         let mut d = Deferred::new();
         let mut st = self.lock();
-        let fits = if !st.recv_waiters.is_empty() || self.has_space(&st) {
+        let front_thread = st.recv_waiters.live_front().map(|n| !n.is_task());
+        let fits = if front_thread.is_some() || self.has_space(&st) {
             true
         } else if st.granted > 0 {
             st.granted -= 1;
@@ -443,13 +450,12 @@ impl<T> Chan<T> {
         } else {
             false
         };
-        let spill =
-            if fits && (st.cap != 0 || st.recv_waiters.front().is_some_and(|n| !n.is_task())) {
-                self.deliver(&mut st, v, true, &mut d);
-                None
-            } else {
-                Some(v)
-            };
+        let spill = if fits && (st.cap != 0 || front_thread == Some(true)) {
+            self.deliver(&mut st, v, true, &mut d);
+            None
+        } else {
+            Some(v)
+        };
         drop(st);
         d.run();
         drop(spill);
@@ -490,7 +496,7 @@ impl<T> Chan<T> {
         let mut st = self.lock();
         st.senders -= 1;
         if st.senders == 0 {
-            while let Some(node) = st.recv_waiters.pop_front() {
+            while let Some(node) = st.recv_waiters.pop_claimed() {
                 Self::notify(node, &mut d);
             }
         }
@@ -507,7 +513,7 @@ impl<T> Chan<T> {
         if st.receivers == 0 {
             d.drop_values(std::mem::take(&mut st.queue));
             self.nonempty.0.store(false, Ordering::Relaxed);
-            while let Some(node) = st.send_waiters.pop_front() {
+            while let Some(node) = st.send_waiters.pop_claimed() {
                 Self::notify(node, &mut d);
             }
             self.sync_send_waiting(&st);
@@ -1140,5 +1146,59 @@ impl<T> Chan<T> {
         }
         st.senders += 1;
         true
+    }
+
+    // ----- select (blocking): one node per arm, sharing the selector's claim
+
+    /// Links a selecting thread's receive node unless the arm is ready now
+    /// (a value, a waiting rendezvous sender, or disconnection); returns
+    /// whether it was ready (then nothing was linked).
+    ///
+    /// # Safety
+    ///
+    /// As for [`List::push_back`]; the node was made by [`Node::select`].
+    pub(crate) unsafe fn select_recv(&self, node: &Node<T>) -> bool {
+        let mut st = self.lock();
+        let ready = !st.queue.is_empty()
+            || st.senders == 0
+            || (st.cap == 0 && st.send_waiters.live_front().is_some());
+        if !ready {
+            // SAFETY: the caller's contract.
+            unsafe { st.recv_waiters.push_back(node) };
+        }
+        ready
+    }
+
+    /// Links a selecting thread's send node (carrying its value) unless the
+    /// arm is ready now (a receiver that can take the value, room, or no
+    /// receiver left); returns whether it was ready (then nothing was
+    /// linked and the value is still in the node).
+    ///
+    /// # Safety
+    ///
+    /// As for [`List::push_back`]; the node was made by [`Node::select`].
+    pub(crate) unsafe fn select_send(&self, node: &Node<T>) -> bool {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let cap = st.cap;
+        let ready = st.receivers == 0
+            || st
+                .recv_waiters
+                .live_front()
+                .is_some_and(|n| cap != 0 || !n.is_task())
+            || (st.send_waiters.is_empty() && self.has_space(&st));
+        if !ready {
+            // SAFETY: the caller's contract.
+            unsafe { self.wait_send(&mut st, node, &mut d) };
+        }
+        drop(st);
+        d.run();
+        ready
+    }
+
+    /// Takes a selecting thread's node back out of this channel; once it
+    /// returns, no notifier refers to the node. True if it was still linked.
+    pub(crate) fn select_withdraw(&self, node: &Node<T>, sender: bool) -> bool {
+        self.withdraw(node, sender)
     }
 }

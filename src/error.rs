@@ -62,6 +62,30 @@ pub enum SendTimeoutError<T> {
 #[derive(PartialEq, Eq, Clone, Copy, Debug)]
 pub struct RecvError;
 
+/// The error of [`Selector::wait_timeout`](crate::Selector::wait_timeout)
+/// and [`Selector::wait_deadline`](crate::Selector::wait_deadline): no arm
+/// became ready in time.
+///
+/// ```
+/// use std::time::Duration;
+/// let (_tx, rx) = amphi::spmc::bounded::<i32>(1);
+/// let r = amphi::Selector::new()
+///     .recv(&rx, |r| r.ok())
+///     .wait_timeout(Duration::from_millis(5));
+/// assert_eq!(r, Err(amphi::SelectTimeoutError));
+/// assert_eq!(amphi::SelectTimeoutError.to_string(), "timed out waiting on a select");
+/// ```
+#[derive(PartialEq, Eq, Clone, Copy, Debug, Default)]
+pub struct SelectTimeoutError;
+
+impl fmt::Display for SelectTimeoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("timed out waiting on a select")
+    }
+}
+
+impl Error for SelectTimeoutError {}
+
 /// The error of `try_recv`.
 ///
 /// ```

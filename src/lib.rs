@@ -78,6 +78,7 @@ mod error;
 mod future;
 mod handle;
 mod receiver;
+mod select;
 mod sync;
 mod unwind;
 mod waiter;
@@ -91,7 +92,9 @@ pub mod spmc;
 struct ReadmeDoctests;
 
 pub use error::{
-    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+    RecvError, RecvTimeoutError, SelectTimeoutError, SendError, SendTimeoutError, TryRecvError,
+    TrySendError,
 };
 pub use future::{RecvFuture, RecvStream, SendBatchFuture, SendFuture};
 pub use receiver::{AsyncReceiver, IntoIter, Iter, Receiver, TryIter};
+pub use select::Selector;

@@ -26,6 +26,10 @@ flavor!("mpmc", crate::core::Flavor::Mpmc, (), "tx");
 use crate::handle::WeakSendHandle;
 
 impl<T> Sender<T> {
+    pub(crate) fn chan(&self) -> &crate::core::Chan<T> {
+        &self.h
+    }
+
     /// How many senders (blocking and async) the channel has.
     ///
     /// ```

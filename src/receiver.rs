@@ -63,6 +63,10 @@ impl<T> Receiver<T> {
         Receiver { h }
     }
 
+    pub(crate) fn chan(&self) -> &Chan<T> {
+        &self.h
+    }
+
     /// Waits for a value; fails only when the channel is empty and every
     /// sender is gone.
     ///

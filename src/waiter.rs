@@ -31,7 +31,7 @@ use std::ptr::NonNull;
 use std::task::Waker;
 use std::time::Instant;
 
-use crate::sync::{self, AtomicU8, Ordering, Thread, UnsafeCell};
+use crate::sync::{self, AtomicU8, AtomicUsize, Ordering, Thread, UnsafeCell};
 
 /// Not yet notified; the waiter may be spinning, polling, or (for a thread
 /// that timed out) withdrawing.
@@ -51,6 +51,122 @@ pub(crate) enum Waiter {
     Task(Waker),
 }
 
+/// The claim word a selecting thread shares between its nodes, one per arm,
+/// each linked into its own channel (crossbeam's `Context`, in one word).
+/// The first channel to claim it (`0 -> arm + 1`) notifies that arm; every
+/// other channel finds it claimed and drops the selector's node from its list
+/// instead of handing it anything. The selector aborts with `ABORTED`.
+pub(crate) struct Claim {
+    word: AtomicUsize,
+    /// The selecting thread, unparked by the winning arm's notifier.
+    thread: Thread,
+    /// `WAITING`, `PARKED` (the selector sleeps), or `NOTIFIED` (the winner
+    /// is publishing): the winner unparks only a selector that parked.
+    sleep: AtomicU8,
+}
+
+/// In [`Claim`]'s word: the selector gave up (timeout, or an arm turned out
+/// ready while it registered).
+const ABORTED: usize = usize::MAX;
+
+impl Claim {
+    /// A new claim for the calling thread.
+    pub(crate) fn new() -> Self {
+        Claim {
+            word: AtomicUsize::new(0),
+            thread: sync::current(),
+            sleep: AtomicU8::new(WAITING),
+        }
+    }
+
+    /// Blocks the selecting thread until an arm has won (its index), or until
+    /// `deadline`, when the selection is aborted (`None`) unless an arm won
+    /// just then. Spins briefly, then parks; the winner unparks only a
+    /// selector that parked.
+    pub(crate) fn wait(&self, deadline: Option<Instant>) -> Option<usize> {
+        if sync::backoff(|| self.winner().is_some()) {
+            return self.winner();
+        }
+        loop {
+            if let Some(k) = self.winner() {
+                return Some(k);
+            }
+            if self
+                .sleep
+                .compare_exchange(WAITING, PARKED, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // A winner is publishing: it claimed before.
+                return self.winner();
+            }
+            let expired = match deadline {
+                None => {
+                    sync::park();
+                    false
+                }
+                Some(d) => {
+                    let now = Instant::now();
+                    if now < d {
+                        sync::park_timeout(d - now);
+                    }
+                    // loom does not model time: the timeout fires here.
+                    cfg!(loom) || Instant::now() >= d
+                }
+            };
+            if self
+                .sleep
+                .compare_exchange(PARKED, WAITING, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                return self.winner();
+            }
+            if expired {
+                return self.abort();
+            }
+        }
+    }
+
+    /// The arm that won, if one did (Acquire: the winner's writes to the
+    /// claim are visible).
+    pub(crate) fn winner(&self) -> Option<usize> {
+        match self.word.load(Ordering::Acquire) {
+            0 | ABORTED => None,
+            k => Some(k - 1),
+        }
+    }
+
+    /// Aborts the selection unless an arm has won; returns the winner if one
+    /// did.
+    pub(crate) fn abort(&self) -> Option<usize> {
+        match self
+            .word
+            .compare_exchange(0, ABORTED, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => None,
+            Err(k) => {
+                debug_assert_ne!(k, ABORTED);
+                Some(k - 1)
+            }
+        }
+    }
+
+    fn try_claim(&self, arm: usize) -> bool {
+        self.word
+            .compare_exchange(0, arm + 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    fn is_open(&self) -> bool {
+        self.word.load(Ordering::Acquire) == 0
+    }
+}
+
+/// A selecting thread's node: which claim and which arm it belongs to.
+struct Select {
+    claim: NonNull<Claim>,
+    arm: usize,
+}
+
 /// One wait, linked into one of the core's FIFO lists.
 pub(crate) struct Node<T> {
     /// Links, touched only under the core lock (I1).
@@ -65,6 +181,8 @@ pub(crate) struct Node<T> {
     /// Task: the waker, under the lock. Thread: its handle, written by the
     /// thread before it announces `PARKED`.
     waiter: UnsafeCell<Option<Waiter>>,
+    /// Set (at creation) for a selecting thread's node.
+    select: Option<Select>,
     /// Linked nodes are reached through raw pointers: never move one.
     _pin: PhantomPinned,
 }
@@ -87,8 +205,31 @@ impl<T> Node<T> {
             state: AtomicU8::new(WAITING),
             value: UnsafeCell::new(None),
             waiter: UnsafeCell::new(None),
+            select: None,
             _pin: PhantomPinned,
         }
+    }
+
+    /// A node for arm `arm` of a selecting thread whose claim is `claim`.
+    /// The claim must outlive the node's time in any list (I2).
+    pub(crate) fn select(claim: &Claim, arm: usize, value: Option<T>) -> Self {
+        let mut node = Node::new(false);
+        node.value = UnsafeCell::new(value);
+        node.select = Some(Select {
+            claim: NonNull::from(claim),
+            arm,
+        });
+        node
+    }
+
+    /// The selector's claim of a select node.
+    fn claim(&self) -> Option<(&Claim, usize)> {
+        // SAFETY: a select node's claim outlives the node's time in any list
+        // and its publication (`Node::select`'s contract): whoever reaches
+        // the node through a list or as its notifier may use the claim.
+        self.select
+            .as_ref()
+            .map(|s| (unsafe { s.claim.as_ref() }, s.arm))
     }
 
     /// A node for a blocked thread.
@@ -275,6 +416,18 @@ impl<T> Node<T> {
             // SAFETY: the notifier owns the node's value until it publishes.
             unsafe { n.put_value(Some(v)) };
         }
+        if let Some((claim, _)) = n.claim() {
+            // The selector sleeps on its claim, not on this node. Look at the
+            // claim (and clone the thread handle if needed) before the store
+            // after which the selector may return.
+            let parked = claim.sleep.swap(NOTIFIED, Ordering::AcqRel) == PARKED;
+            let thread = parked.then(|| claim.thread.clone());
+            n.state.store(NOTIFIED, Ordering::Release);
+            if let Some(t) = thread {
+                t.unpark();
+            }
+            return;
+        }
         if let Err(state) =
             n.state
                 .compare_exchange(WAITING, NOTIFIED, Ordering::AcqRel, Ordering::Acquire)
@@ -318,12 +471,6 @@ impl<T> List<T> {
         self.head.is_none()
     }
 
-    /// The oldest node, left linked.
-    pub(crate) fn front(&self) -> Option<&Node<T>> {
-        // SAFETY: a linked node is valid (I2).
-        self.head.map(|n| unsafe { &*n.as_ptr() })
-    }
-
     /// Links `node` at the back.
     ///
     /// # Safety
@@ -346,6 +493,56 @@ impl<T> List<T> {
             }
         }
         self.tail = Some(ptr);
+    }
+
+    /// The oldest node that can still be notified, left linked. A selecting
+    /// thread's node whose selector is already claimed by another channel
+    /// (or gave up) is unlinked and released on the way; a live one is
+    /// claimed for the caller, which must then pop and notify it. Other
+    /// nodes are not touched: the caller may still decide not to pop them.
+    pub(crate) fn claim_front(&mut self) -> Option<&Node<T>> {
+        loop {
+            let head = self.head?;
+            // SAFETY: `head` is linked, so valid (I2).
+            let n = unsafe { &*head.as_ptr() };
+            match n.claim() {
+                None => return Some(n),
+                Some((claim, arm)) if claim.try_claim(arm) => return Some(n),
+                Some(_) => self.release_dead(head),
+            }
+        }
+    }
+
+    /// Like [`claim_front`](Self::claim_front), but claims nothing: for
+    /// readiness checks.
+    pub(crate) fn live_front(&mut self) -> Option<&Node<T>> {
+        loop {
+            let head = self.head?;
+            // SAFETY: `head` is linked, so valid (I2).
+            let n = unsafe { &*head.as_ptr() };
+            match n.claim() {
+                Some((claim, _)) if !claim.is_open() => self.release_dead(head),
+                _ => return Some(n),
+            }
+        }
+    }
+
+    /// [`claim_front`](Self::claim_front), then pops that node.
+    pub(crate) fn pop_claimed(&mut self) -> Option<NonNull<Node<T>>> {
+        self.claim_front()?;
+        self.pop_front()
+    }
+
+    /// Unlinks a select node whose selector went elsewhere and marks it done,
+    /// so that its selector, withdrawing it, does not wait for a notifier.
+    fn release_dead(&mut self, node: NonNull<Node<T>>) {
+        // SAFETY: `node` is the linked head (I1, I2).
+        unsafe { self.unlink(node) };
+        // SAFETY: still valid: its selector withdraws it only under the lock
+        // we hold, and then sees it unlinked and this store done.
+        unsafe { node.as_ref() }
+            .state
+            .store(NOTIFIED, Ordering::Release);
     }
 
     /// Unlinks and returns the oldest node. The caller now owns it as its

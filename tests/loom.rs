@@ -22,7 +22,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use amphi::{mpmc, spmc, RecvError, TryRecvError, TrySendError};
+use amphi::{mpmc, spmc, RecvError, Selector, TryRecvError, TrySendError};
 
 /// Runs `f` under loom with a preemption bound (2 unless
 /// `LOOM_MAX_PREEMPTIONS` says otherwise).
@@ -635,6 +635,31 @@ fn rendezvous_cancelled_woken_task_passes_the_wake_up_on() {
         assert_eq!(loom::future::block_on(f2), Ok(5));
         t.join().unwrap();
         assert!(rx.is_empty());
+    });
+}
+
+// ----- select: the claim race
+
+/// A select's timeout (under loom it fires at any point) races a send: the
+/// value is taken exactly once, by the selector or left in the channel.
+#[test]
+fn select_timeout_racing_a_send() {
+    model(|| {
+        let (tx, rx) = mpmc::bounded::<u32>(1);
+        let rx2 = rx.clone();
+        let s = thread::spawn(move || {
+            Selector::new()
+                .recv(&rx2, |r| r.unwrap())
+                .wait_timeout(std::time::Duration::from_secs(1))
+        });
+        tx.send(5).unwrap();
+        match s.join().unwrap() {
+            Ok(v) => {
+                assert_eq!(v, 5);
+                assert!(rx.is_empty());
+            }
+            Err(_) => assert_eq!(rx.try_recv(), Ok(5)),
+        }
     });
 }
 
