@@ -78,6 +78,7 @@ mod error;
 mod future;
 mod handle;
 mod receiver;
+mod sink;
 mod sync;
 mod unwind;
 mod waiter;
@@ -95,3 +96,4 @@ pub use error::{
 };
 pub use future::{RecvFuture, RecvStream, SendBatchFuture, SendFuture};
 pub use receiver::{AsyncReceiver, IntoIter, Iter, Receiver, TryIter};
+pub use sink::SendSink;
