@@ -1201,4 +1201,136 @@ impl<T> Chan<T> {
     pub(crate) fn select_withdraw(&self, node: &Node<T>, sender: bool) -> bool {
         self.withdraw(node, sender)
     }
+
+    // ----- sinks: room held for one async sender (a grant)
+
+    /// Waits for room and holds it for the sink that owns `w`: a grant, as
+    /// `serve_senders` makes to a waiting async sender, counted in
+    /// `granted` until [`send_reserved`](Self::send_reserved) uses it or
+    /// [`release_reserved`](Self::release_reserved) returns it. `w` carries
+    /// no value. `Ready(Err(()))`: every receiver is gone, nothing is held.
+    /// Only for bounded channels with `cap > 0` (elsewhere there is no room
+    /// to hold).
+    pub(crate) fn poll_reserve(
+        &self,
+        w: Pin<&mut SendWait<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), ()>> {
+        debug_assert!(self.holds);
+        let (node, value, registered) = w.project();
+        debug_assert!(value.is_none(), "a reserving wait carries no value");
+        while *registered {
+            match node.state() {
+                WAITING => {
+                    if self.refresh_waker(node, cx.waker()) {
+                        return Poll::Pending;
+                    }
+                }
+                GRANTED => {
+                    *registered = false;
+                    // SAFETY: notified: the notifier is done with the node.
+                    unsafe { node.reset() };
+                    let mut st = self.lock();
+                    if st.revoked > 0 {
+                        // The grant was taken back (`put_back`): wait again.
+                        st.revoked -= 1;
+                        break;
+                    }
+                    // The grant stays counted in `granted`: it is held.
+                    return Poll::Ready(Ok(()));
+                }
+                _ => {
+                    *registered = false;
+                    // SAFETY: notified: the notifier is done with the node.
+                    unsafe { node.reset() };
+                    // Woken by disconnection: the attempt below sees it.
+                }
+            }
+        }
+        if let Some(r) = self.try_grant(&mut self.lock()) {
+            return Poll::Ready(r);
+        }
+        // It will wait: clone the waker before taking the lock again.
+        let waker = cx.waker().clone();
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let (r, unused) = match self.try_grant(&mut st) {
+            Some(r) => (Poll::Ready(r), Some(waker)),
+            None => {
+                // SAFETY: a task node, under the lock (I3); the node is
+                // pinned in the sink's box, whose owner unlinks it before
+                // the box is dropped (I2). It carries no value: a granted
+                // slot is what it waits for.
+                unsafe {
+                    node.set_waker(waker);
+                    self.wait_send(&mut st, node, &mut d);
+                }
+                *registered = true;
+                (Poll::Pending, None)
+            }
+        };
+        drop(st);
+        d.run();
+        drop(unused);
+        r
+    }
+
+    /// Takes a grant for free room if nobody waits ahead; `None` if the
+    /// caller must wait.
+    fn try_grant(&self, st: &mut State<T>) -> Option<Result<(), ()>> {
+        if st.receivers == 0 {
+            return Some(Err(()));
+        }
+        if st.send_waiters.is_empty() && self.has_space(st) {
+            st.granted += 1;
+            return Some(Ok(()));
+        }
+        None
+    }
+
+    /// Sends `value` into the room held by a [`poll_reserve`](Self::poll_reserve)
+    /// that returned `Ready(Ok(()))`: to the oldest waiting receiver, else
+    /// into the queue. `Disconnected`: every receiver is gone (the grant is
+    /// returned). `Full`: the grant was void (taken back by `put_back` after
+    /// a panicking wake-up) and there is no room now; the caller keeps the
+    /// value and sends it as an ordinary async send.
+    pub(crate) fn send_reserved(&self, value: T) -> Result<(), TrySendError<T>> {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        let r = if st.revoked > 0 {
+            // This holder looks first, so the void grant is this one.
+            st.revoked -= 1;
+            self.try_push(&mut st, value, &mut d)
+        } else {
+            st.granted -= 1;
+            let r = if st.receivers == 0 {
+                Err(TrySendError::Disconnected(value))
+            } else {
+                self.deliver(&mut st, value, false, &mut d);
+                Ok(())
+            };
+            // Returned, or freed again if a waiting thread took the value.
+            self.refill(&mut st, &mut d);
+            r
+        };
+        drop(st);
+        d.run();
+        r
+    }
+
+    /// Returns the room held by a [`poll_reserve`](Self::poll_reserve) that
+    /// returned `Ready(Ok(()))` and was not used: it passes to the next
+    /// waiting sender.
+    pub(crate) fn release_reserved(&self) {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        if st.revoked > 0 {
+            st.revoked -= 1;
+        } else {
+            st.granted -= 1;
+            self.refill(&mut st, &mut d);
+        }
+        drop(st);
+        d.run();
+    }
 }

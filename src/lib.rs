@@ -79,6 +79,7 @@ mod future;
 mod handle;
 mod receiver;
 mod select;
+mod sink;
 mod sync;
 mod unwind;
 mod waiter;
@@ -98,3 +99,4 @@ pub use error::{
 pub use future::{RecvFuture, RecvStream, SendBatchFuture, SendFuture};
 pub use receiver::{AsyncReceiver, IntoIter, Iter, Receiver, TryIter};
 pub use select::Selector;
+pub use sink::SendSink;

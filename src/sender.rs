@@ -20,6 +20,7 @@ macro_rules! flavor {
         };
         pub use crate::future::{RecvFuture, RecvStream, SendBatchFuture, SendFuture};
         pub use crate::receiver::{AsyncReceiver, IntoIter, Iter, Receiver, TryIter};
+        pub use crate::sink::SendSink;
 
         /// A channel that holds at most `cap` values, with blocking handles.
         /// `bounded(0)` is a rendezvous channel: a send completes only when a
@@ -239,6 +240,91 @@ macro_rules! flavor {
             /// ```
             pub fn send_batch<I: IntoIterator<Item = T>>(&$($mut)? self, values: I) -> SendBatchFuture<'_, T> {
                 SendBatchFuture::new(&self.h, values.into_iter().collect())
+            }
+
+            /// A [`Sink`](futures_sink::Sink) that sends through this sender
+            /// and leaves it usable when dropped or closed. See [`SendSink`]
+            /// for the exact semantics: `poll_ready` waits for room and holds
+            /// it for the next `start_send`, which enqueues at once; on
+            /// `bounded(0)` the sink keeps one item until a receiver takes
+            /// it, so flush before dropping it there.
+            ///
+            /// ```
+            /// use futures::{stream, SinkExt, StreamExt};
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let (", $tx, ", rx) = amphi::", $m, "::bounded_async(8);")]
+            /// let mut sink = tx.sink();
+            /// sink.send(0).await.unwrap();
+            /// stream::iter(1..5).map(Ok).forward(&mut sink).await.unwrap();
+            /// drop(sink);
+            /// tx.send(5).await.unwrap(); // the sender is still usable
+            /// drop(tx);
+            /// assert_eq!(rx.stream().collect::<Vec<_>>().await, [0, 1, 2, 3, 4, 5]);
+            /// # });
+            /// ```
+            ///
+            /// Once every receiver is gone, `poll_ready` is ready and the
+            /// `start_send` that follows fails, giving its item back:
+            ///
+            /// ```
+            /// use futures::SinkExt;
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let (", $tx, ", rx) = amphi::", $m, "::bounded_async(1);")]
+            /// drop(rx);
+            /// assert_eq!(tx.sink().send(7).await.unwrap_err().into_inner(), 7);
+            /// # });
+            /// ```
+            ///
+            /// # Cancel safety
+            ///
+            /// Dropping the sink (or a pending `SinkExt` future on it) never
+            /// enqueues an item the sink did not accept, and gives back the
+            /// room a ready sink holds: it passes to the next waiting sender
+            /// or is free for `try_send`. A sink waiting for room leaves the
+            /// list of waiting senders.
+            ///
+            /// ```
+            /// use std::pin::Pin;
+            /// use std::task::Context;
+            /// use futures::{task::noop_waker_ref, Sink};
+            #[doc = concat!("let (", $tx, ", rx) = amphi::", $m, "::bounded_async::<i32>(1);")]
+            /// let mut cx = Context::from_waker(noop_waker_ref());
+            /// let mut sink = tx.sink();
+            /// // Ready: the channel's only slot is held for this sink.
+            /// assert!(Pin::new(&mut sink).poll_ready(&mut cx).is_ready());
+            /// assert!(rx.is_full());
+            /// drop(sink); // gives the slot back, enqueues nothing
+            /// assert!(!rx.is_full());
+            /// assert!(tx.try_send(1).is_ok());
+            /// ```
+            pub fn sink(&$($mut)? self) -> SendSink<'_, T> {
+                SendSink::borrowed(&self.h)
+            }
+
+            /// A [`Sink`](futures_sink::Sink) that owns this sender:
+            /// `poll_close` (`SinkExt::close`) drops the sender, so receivers
+            /// see the disconnection once every sender is gone and they have
+            /// drained the queue. Otherwise as [`sink`](Self::sink), whose
+            /// cancel-safety rules apply.
+            ///
+            /// ```
+            /// use futures::{SinkExt, StreamExt};
+            /// # futures::executor::block_on(async {
+            #[doc = concat!("let (tx, rx) = amphi::", $m, "::bounded_async(4);")]
+            /// let producer = async move {
+            ///     let mut sink = tx.into_sink();
+            ///     for i in 0..10 {
+            ///         sink.send(i).await.unwrap();
+            ///     }
+            ///     sink.close().await.unwrap(); // the sender is gone
+            /// };
+            /// let consumer = rx.stream().collect::<Vec<_>>();
+            /// let ((), got) = futures::join!(producer, consumer);
+            /// assert_eq!(got, (0..10).collect::<Vec<_>>());
+            /// # });
+            /// ```
+            pub fn into_sink(self) -> SendSink<'static, T> {
+                SendSink::owned(self.h)
             }
 
             /// Converts into a blocking sender of the same channel, for free.

@@ -1,4 +1,4 @@
-//! Unwind safety of every public handle, iterator, future and stream.
+//! Unwind safety of every public handle, iterator, future, stream and sink.
 //!
 //! The handles share the core through `Arc<Chan<T>>` (or borrow it), and the
 //! core holds a mutex and raw pointers to waiter nodes, so the compiler cannot see for itself that
@@ -19,7 +19,7 @@
 //! So catching a panic never lets anyone observe a broken channel invariant,
 //! which is what `UnwindSafe` asks. There is no poisoning to opt out of.
 //!
-//! Types added later (sinks, selectors) belong here too.
+//! Types added later (selectors) belong here too.
 
 use std::panic::{RefUnwindSafe, UnwindSafe};
 
@@ -49,4 +49,5 @@ unwind_safe!(
     crate::SendFuture<'_, T>,
     crate::SendBatchFuture<'_, T>,
     crate::RecvStream<'_, T>,
+    crate::SendSink<'_, T>,
 );

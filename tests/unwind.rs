@@ -1,4 +1,4 @@
-//! Every public handle, iterator, future and stream is `UnwindSafe` and
+//! Every public handle, iterator, future, stream and sink is `UnwindSafe` and
 //! `RefUnwindSafe` whatever its payload, and a panic never leaves a channel
 //! unusable.
 
@@ -32,10 +32,12 @@ fn every_public_type_is_unwind_safe_for_any_payload() {
     unwind_safe::<amphi::SendFuture<'static, T>>();
     unwind_safe::<amphi::SendBatchFuture<'static, T>>();
     unwind_safe::<amphi::RecvStream<'static, T>>();
+    unwind_safe::<amphi::SendSink<'static, T>>();
     // The same types through the other module's re-exports.
     unwind_safe::<spmc::Receiver<T>>();
     unwind_safe::<mpmc::AsyncReceiver<T>>();
     unwind_safe::<mpmc::RecvStream<'static, T>>();
+    unwind_safe::<spmc::SendSink<'static, T>>();
 }
 
 #[test]
