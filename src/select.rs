@@ -333,7 +333,9 @@ impl<'a, R> Selector<'a, R> {
 
     fn run(mut self, deadline: Option<Instant>) -> Result<R, SelectTimeoutError> {
         let n = self.arms.len();
-        let start = if n == 0 {
+        // loom replays each execution and needs it deterministic: no global
+        // rotation there.
+        let start = if n == 0 || cfg!(loom) {
             0
         } else {
             NEXT_START.fetch_add(1, StdOrdering::Relaxed) % n

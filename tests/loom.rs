@@ -640,6 +640,69 @@ fn rendezvous_cancelled_woken_task_passes_the_wake_up_on() {
 
 // ----- select: the claim race
 
+/// A selecting thread waits on two channels while two values arrive, one on
+/// each, from two threads: exactly one arm completes, and the other value
+/// stays in its channel (a channel that found the selector claimed drops the
+/// selector's node instead of handing it the value).
+#[test]
+fn select_claim_race_completes_exactly_one_arm() {
+    model(|| {
+        let (a_tx, a) = mpmc::bounded::<u32>(1);
+        let (b_tx, b) = mpmc::bounded::<u32>(1);
+        let (a2, b2) = (a.clone(), b.clone());
+        let s = thread::spawn(move || {
+            Selector::new()
+                .recv(&a2, |r| (0, r.unwrap()))
+                .recv(&b2, |r| (1, r.unwrap()))
+                .wait()
+        });
+        let t = thread::spawn(move || b_tx.send(2).unwrap());
+        a_tx.send(1).unwrap();
+        t.join().unwrap();
+        let (arm, v) = s.join().unwrap();
+        let (left, other) = if arm == 0 { (&b, 2) } else { (&a, 1) };
+        assert_eq!(v, arm as u32 + 1);
+        assert_eq!(left.try_recv(), Ok(other), "the losing arm's value stays");
+        assert!(a.is_empty() && b.is_empty());
+    });
+}
+
+/// A selecting thread offers a value on one channel and waits for one on
+/// another; a receiver of the first and a sender into the second race:
+/// exactly one arm completes, a losing send arm's value is never enqueued.
+#[test]
+fn select_send_arm_races_a_receive_arm() {
+    model(|| {
+        let (x_tx, x) = mpmc::bounded::<u32>(1);
+        x_tx.send(0).unwrap(); // full: the send arm must wait
+        let (y_tx, y) = mpmc::bounded::<u32>(1);
+        let y_keep = y.clone();
+        let s = {
+            let x_tx = x_tx.clone();
+            thread::spawn(move || {
+                Selector::new()
+                    .send(&x_tx, 7, |r| r.is_ok())
+                    .recv(&y, |r| !r.is_ok())
+                    .wait()
+            })
+        };
+        let t = thread::spawn(move || y_tx.send(9).unwrap());
+        assert_eq!(x.recv(), Ok(0));
+        t.join().unwrap();
+        let sent = s.join().unwrap();
+        if sent {
+            assert_eq!(x.try_recv(), Ok(7));
+            assert_eq!(y_keep.try_recv(), Ok(9), "the losing receive took nothing");
+        } else {
+            assert_eq!(
+                x.try_recv(),
+                Err(TryRecvError::Empty),
+                "a losing send enqueued"
+            );
+        }
+    });
+}
+
 /// A select's timeout (under loom it fires at any point) races a send: the
 /// value is taken exactly once, by the selector or left in the channel.
 #[test]
