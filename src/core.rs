@@ -82,6 +82,10 @@ pub(crate) struct Chan<T> {
     /// decides). Written only when it changes, on a line of its own, so
     /// spinning receivers are disturbed only by a real change.
     nonempty: Padded<AtomicBool>,
+    /// Whether the last async send had to wait: a hint that lets the next
+    /// one clone its waker before it takes the lock, and so register in one
+    /// lock trip. Written only by async senders, only when it changes.
+    full: Padded<AtomicBool>,
     flavor: Flavor,
 }
 
@@ -191,6 +195,7 @@ impl<T> Chan<T> {
             cap,
             holds: matches!(cap, Some(c) if c > 0),
             nonempty: Padded(AtomicBool::new(false)),
+            full: Padded(AtomicBool::new(false)),
             flavor,
         }
     }
@@ -775,19 +780,35 @@ impl<T> Chan<T> {
             }
         }
         let v = value.take().expect("SendFuture polled after completion");
-        let v = match self.try_send(v) {
-            Ok(()) => return Poll::Ready(Ok(())),
-            Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(v)),
-            Err(TrySendError::Full(v)) => v,
+        // The waker is cloned outside the lock. When the last async send
+        // found the channel full (the hint), this one most likely waits too:
+        // clone first and take the lock once. Otherwise try without a clone,
+        // and clone only if that fails.
+        let predicted = self.full.0.load(Ordering::Relaxed);
+        let v = if predicted {
+            v
+        } else {
+            match self.try_send(v) {
+                Ok(()) => return Poll::Ready(Ok(())),
+                Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(v)),
+                Err(TrySendError::Full(v)) => v,
+            }
         };
-        // It will wait: clone the waker before taking the lock again.
         let waker = cx.waker().clone();
         let mut d = Deferred::new();
         let mut st = self.lock();
         let (r, unused) = match self.try_push(&mut st, v, &mut d) {
-            Ok(()) => (Poll::Ready(Ok(())), Some(waker)),
+            Ok(()) => {
+                if predicted {
+                    self.full.0.store(false, Ordering::Relaxed);
+                }
+                (Poll::Ready(Ok(())), Some(waker))
+            }
             Err(TrySendError::Disconnected(v)) => (Poll::Ready(Err(v)), Some(waker)),
             Err(TrySendError::Full(v)) => {
+                if !predicted {
+                    self.full.0.store(true, Ordering::Relaxed);
+                }
                 // SAFETY: a task node, under the lock (I3); the node is
                 // pinned in the future, whose `Drop` unlinks it (I2).
                 unsafe {
