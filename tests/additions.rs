@@ -99,7 +99,7 @@ fn upgrades_race_with_the_last_drop() {
     // Each round races an upgrading thread against the drop of the last
     // sender: either the upgrade wins (and then its sender works and keeps
     // the channel connected until dropped) or it loses for good.
-    for _ in 0..200 {
+    for _ in 0..if cfg!(miri) { 5 } else { 200 } {
         let (tx, rx) = mpmc::unbounded::<u32>();
         let weak = tx.downgrade();
         let upgrader = thread::spawn(move || match weak.upgrade() {

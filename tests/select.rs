@@ -195,7 +195,7 @@ fn timeouts_and_deadlines() {
     // A value sent while the selector waits with a timeout is taken once:
     // by the selector, or left in the channel if it timed out first.
     watchdog(20, || {
-        for _ in 0..50 {
+        for _ in 0..if cfg!(miri) { 3 } else { 50 } {
             let (mut tx, rx) = spmc::bounded::<u32>(1);
             let rx2 = rx.clone();
             let h = thread::spawn(move || {

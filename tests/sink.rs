@@ -566,6 +566,7 @@ fn a_waiting_sink_whose_grant_was_taken_back_waits_again() {
 // ----- capacity under concurrency
 
 #[test]
+#[cfg_attr(miri, ignore)] // thousands of values across spinning threads
 fn capacity_is_never_exceeded_with_sinks_and_threads() {
     const CAP: usize = 3;
     const PER: u64 = 2000;
