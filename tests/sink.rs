@@ -51,6 +51,7 @@ fn runtime() -> tokio::runtime::Runtime {
 // ----- forward
 
 #[test]
+#[cfg_attr(miri, ignore)] // a tokio multi-thread runtime (not supported by Miri)
 fn forward_1000_values_through_bounded_4_mpmc_and_spmc() {
     watchdog(60, || {
         let rt = runtime();
