@@ -30,6 +30,8 @@
 //!   instead, so that a cancelled send never enqueues its value.
 
 use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::ptr::NonNull;
@@ -97,23 +99,70 @@ struct Padded<T>(T);
 
 /// How an async receive is going: its node, and whether the node is in use
 /// (linked, or notified and not yet looked at).
+///
+/// The node is made in place the first time it is needed (when the future
+/// waits), not when the future is created: a future that never waits stays
+/// cheap to create and to move (a fully initialised node, copied right after
+/// being written field by field, stalls on store forwarding).
 pub(crate) struct RecvWait<T> {
-    node: Node<T>,
+    node: MaybeUninit<Node<T>>,
+    init: bool,
     registered: bool,
 }
 
 /// How an async send is going. `value` is the value while the future holds
-/// it (not while it waits in its node on `bounded(0)`).
+/// it (not while it waits in its node on `bounded(0)`). The node is made as
+/// in [`RecvWait`].
 pub(crate) struct SendWait<T> {
-    node: Node<T>,
+    node: MaybeUninit<Node<T>>,
+    init: bool,
     value: Option<T>,
     registered: bool,
+}
+
+/// A pinned wait's node, made in place on first use.
+pub(crate) struct Slot<'a, T> {
+    node: *mut MaybeUninit<Node<T>>,
+    init: *mut bool,
+    _wait: PhantomData<&'a mut Node<T>>,
+}
+
+impl<'a, T> Slot<'a, T> {
+    /// # Safety
+    ///
+    /// `node` and `init` are the fields of one pinned wait, borrowed for `'a`.
+    unsafe fn new(node: &'a mut MaybeUninit<Node<T>>, init: &'a mut bool) -> Self {
+        Slot {
+            node,
+            init,
+            _wait: PhantomData,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Slot<'_, T> {
+    type Target = Node<T>;
+
+    fn deref(&self) -> &Node<T> {
+        // SAFETY: the fields are borrowed for the slot's life (`Slot::new`).
+        // The node is written only while `init` is false, before any
+        // reference to it exists; from then on it is only borrowed, and it
+        // never moves (the wait is pinned).
+        unsafe {
+            if !*self.init {
+                (*self.node).write(Node::task());
+                *self.init = true;
+            }
+            (*self.node).assume_init_ref()
+        }
+    }
 }
 
 impl<T> RecvWait<T> {
     pub(crate) fn new() -> Self {
         RecvWait {
-            node: Node::task(),
+            node: MaybeUninit::uninit(),
+            init: false,
             registered: false,
         }
     }
@@ -123,18 +172,32 @@ impl<T> RecvWait<T> {
     }
 
     /// The fields of a pinned wait.
-    fn project(self: Pin<&mut Self>) -> (&Node<T>, &mut bool) {
+    fn project(self: Pin<&mut Self>) -> (Slot<'_, T>, &mut bool) {
         // SAFETY: the node is never moved out of the pinned wait; only the
         // plain flag is handed out mutably.
         let this = unsafe { self.get_unchecked_mut() };
-        (&this.node, &mut this.registered)
+        // SAFETY: the two fields of this pinned wait.
+        let slot = unsafe { Slot::new(&mut this.node, &mut this.init) };
+        (slot, &mut this.registered)
+    }
+}
+
+impl<T> Drop for RecvWait<T> {
+    fn drop(&mut self) {
+        debug_assert!(!self.registered, "a wait is cancelled before it is dropped");
+        if self.init {
+            // SAFETY: initialised, and no longer linked (its owner cancelled
+            // the wait first), so nobody else refers to it.
+            unsafe { self.node.assume_init_drop() };
+        }
     }
 }
 
 impl<T> SendWait<T> {
     pub(crate) fn new(value: Option<T>) -> Self {
         SendWait {
-            node: Node::task(),
+            node: MaybeUninit::uninit(),
+            init: false,
             value,
             registered: false,
         }
@@ -152,11 +215,23 @@ impl<T> SendWait<T> {
         *slot = Some(value);
     }
 
-    fn project(self: Pin<&mut Self>) -> (&Node<T>, &mut Option<T>, &mut bool) {
+    fn project(self: Pin<&mut Self>) -> (Slot<'_, T>, &mut Option<T>, &mut bool) {
         // SAFETY: the node is never moved out of the pinned wait; the value
         // and flag are plain fields, not structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
-        (&this.node, &mut this.value, &mut this.registered)
+        // SAFETY: the two fields of this pinned wait.
+        let slot = unsafe { Slot::new(&mut this.node, &mut this.init) };
+        (slot, &mut this.value, &mut this.registered)
+    }
+}
+
+impl<T> Drop for SendWait<T> {
+    fn drop(&mut self) {
+        debug_assert!(!self.registered, "a wait is cancelled before it is dropped");
+        if self.init {
+            // SAFETY: as for `RecvWait`.
+            unsafe { self.node.assume_init_drop() };
+        }
     }
 }
 
@@ -730,7 +805,7 @@ impl<T> Chan<T> {
         while *registered {
             match node.state() {
                 WAITING => {
-                    if self.refresh_waker(node, cx.waker()) {
+                    if self.refresh_waker(&node, cx.waker()) {
                         return Poll::Pending;
                     }
                 }
@@ -821,7 +896,7 @@ impl<T> Chan<T> {
                     } else {
                         *value = Some(v);
                     }
-                    self.wait_send(&mut st, node, &mut d);
+                    self.wait_send(&mut st, &node, &mut d);
                 }
                 *registered = true;
                 (Poll::Pending, None)
@@ -870,7 +945,7 @@ impl<T> Chan<T> {
         let (node, _, registered) = w.project();
         if *registered {
             *registered = false;
-            self.abandon_send(node);
+            self.abandon_send(&node);
         }
     }
 
@@ -1038,7 +1113,7 @@ impl<T> Chan<T> {
         let (node, registered) = w.project();
         while *registered {
             if node.state() == WAITING {
-                if self.refresh_waker(node, waker) {
+                if self.refresh_waker(&node, waker) {
                     return Poll::Pending;
                 }
                 continue;
@@ -1085,7 +1160,7 @@ impl<T> Chan<T> {
                 // future, whose `Drop` unlinks it (I2).
                 unsafe {
                     node.set_waker(new);
-                    st.recv_waiters.push_back(node);
+                    st.recv_waiters.push_back(&node);
                 }
                 *registered = true;
                 (Poll::Pending, None)
@@ -1124,7 +1199,7 @@ impl<T> Chan<T> {
         let (node, registered) = w.project();
         if *registered {
             *registered = false;
-            self.abandon_recv(node);
+            self.abandon_recv(&node);
         }
     }
 
@@ -1243,7 +1318,7 @@ impl<T> Chan<T> {
         while *registered {
             match node.state() {
                 WAITING => {
-                    if self.refresh_waker(node, cx.waker()) {
+                    if self.refresh_waker(&node, cx.waker()) {
                         return Poll::Pending;
                     }
                 }
@@ -1284,7 +1359,7 @@ impl<T> Chan<T> {
                 // slot is what it waits for.
                 unsafe {
                     node.set_waker(waker);
-                    self.wait_send(&mut st, node, &mut d);
+                    self.wait_send(&mut st, &node, &mut d);
                 }
                 *registered = true;
                 (Poll::Pending, None)
