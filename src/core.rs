@@ -97,27 +97,55 @@ type Guard<'a, T> = MutexGuard<'a, State<T>>;
 #[repr(align(128))]
 struct Padded<T>(T);
 
-/// How an async receive is going: its node, and whether the node is in use
-/// (linked, or notified and not yet looked at).
+/// A future's waiter node and whether it is in use (linked, or notified and
+/// not yet looked at).
 ///
 /// The node is made in place the first time it is needed (when the future
 /// waits), not when the future is created: a future that never waits stays
 /// cheap to create and to move (a fully initialised node, copied right after
 /// being written field by field, stalls on store forwarding).
-pub(crate) struct RecvWait<T> {
+struct WaitNode<T> {
     node: MaybeUninit<Node<T>>,
     init: bool,
     registered: bool,
 }
 
+impl<T> WaitNode<T> {
+    fn new() -> Self {
+        WaitNode {
+            node: MaybeUninit::uninit(),
+            init: false,
+            registered: false,
+        }
+    }
+
+    /// The node (made on first use) and the flag.
+    fn project(&mut self) -> (Slot<'_, T>, &mut bool) {
+        // SAFETY: the two fields of this wait, which its owner keeps pinned.
+        let slot = unsafe { Slot::new(&mut self.node, &mut self.init) };
+        (slot, &mut self.registered)
+    }
+}
+
+impl<T> Drop for WaitNode<T> {
+    fn drop(&mut self) {
+        debug_assert!(!self.registered, "a wait is cancelled before it is dropped");
+        if self.init {
+            // SAFETY: initialised, and no longer linked (its owner cancelled
+            // the wait first), so nobody else refers to it.
+            unsafe { self.node.assume_init_drop() };
+        }
+    }
+}
+
+/// How an async receive is going.
+pub(crate) struct RecvWait<T>(WaitNode<T>);
+
 /// How an async send is going. `value` is the value while the future holds
-/// it (not while it waits in its node on `bounded(0)`). The node is made as
-/// in [`RecvWait`].
+/// it (not while it waits in its node on `bounded(0)`).
 pub(crate) struct SendWait<T> {
-    node: MaybeUninit<Node<T>>,
-    init: bool,
+    wait: WaitNode<T>,
     value: Option<T>,
-    registered: bool,
 }
 
 /// A pinned wait's node, made in place on first use.
@@ -160,52 +188,31 @@ impl<T> std::ops::Deref for Slot<'_, T> {
 
 impl<T> RecvWait<T> {
     pub(crate) fn new() -> Self {
-        RecvWait {
-            node: MaybeUninit::uninit(),
-            init: false,
-            registered: false,
-        }
+        RecvWait(WaitNode::new())
     }
 
     pub(crate) fn is_registered(&self) -> bool {
-        self.registered
+        self.0.registered
     }
 
     /// The fields of a pinned wait.
     fn project(self: Pin<&mut Self>) -> (Slot<'_, T>, &mut bool) {
-        // SAFETY: the node is never moved out of the pinned wait; only the
-        // plain flag is handed out mutably.
-        let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the two fields of this pinned wait.
-        let slot = unsafe { Slot::new(&mut this.node, &mut this.init) };
-        (slot, &mut this.registered)
-    }
-}
-
-impl<T> Drop for RecvWait<T> {
-    fn drop(&mut self) {
-        debug_assert!(!self.registered, "a wait is cancelled before it is dropped");
-        if self.init {
-            // SAFETY: initialised, and no longer linked (its owner cancelled
-            // the wait first), so nobody else refers to it.
-            unsafe { self.node.assume_init_drop() };
-        }
+        // SAFETY: the node is never moved out of the pinned wait.
+        unsafe { self.get_unchecked_mut() }.0.project()
     }
 }
 
 impl<T> SendWait<T> {
     pub(crate) fn new(value: Option<T>) -> Self {
         SendWait {
-            node: MaybeUninit::uninit(),
-            init: false,
+            wait: WaitNode::new(),
             value,
-            registered: false,
         }
     }
 
     /// Whether this wait is still to send a value.
     pub(crate) fn is_idle(&self) -> bool {
-        !self.registered && self.value.is_none()
+        !self.wait.registered && self.value.is_none()
     }
 
     /// Re-arms a finished wait with the next value.
@@ -217,21 +224,10 @@ impl<T> SendWait<T> {
 
     fn project(self: Pin<&mut Self>) -> (Slot<'_, T>, &mut Option<T>, &mut bool) {
         // SAFETY: the node is never moved out of the pinned wait; the value
-        // and flag are plain fields, not structurally pinned.
+        // is a plain field, not structurally pinned.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: the two fields of this pinned wait.
-        let slot = unsafe { Slot::new(&mut this.node, &mut this.init) };
-        (slot, &mut this.value, &mut this.registered)
-    }
-}
-
-impl<T> Drop for SendWait<T> {
-    fn drop(&mut self) {
-        debug_assert!(!self.registered, "a wait is cancelled before it is dropped");
-        if self.init {
-            // SAFETY: as for `RecvWait`.
-            unsafe { self.node.assume_init_drop() };
-        }
+        let (slot, registered) = this.wait.project();
+        (slot, &mut this.value, registered)
     }
 }
 

@@ -125,13 +125,7 @@ impl<T, R, F: FnOnce(Result<T, RecvError>) -> R> Arm<R> for RecvArm<'_, T, F> {
     }
 
     fn finish(&mut self) -> R {
-        // The node stays where it is until its notifier has published it.
-        let node = self.node.as_ref().expect("the winning arm is registered");
-        node.wait_published();
-        // SAFETY: published: the notifier is done with the node.
-        let value = unsafe { node.take_value() };
-        self.node = None;
-        let r = match value {
+        let r = match take_published(&mut self.node) {
             Some(v) => Ok(v),
             // Woken by the last sender's drop: the queue was empty while this
             // arm waited, so the channel is drained.
@@ -181,13 +175,7 @@ impl<T, R, F: FnOnce(Result<(), SendError<T>>) -> R> Arm<R> for SendArm<'_, T, F
     }
 
     fn finish(&mut self) -> R {
-        // The node stays where it is until its notifier has published it.
-        let node = self.node.as_ref().expect("the winning arm is registered");
-        node.wait_published();
-        // SAFETY: published: the notifier is done with the node.
-        let value = unsafe { node.take_value() };
-        self.node = None;
-        let r = match value {
+        let r = match take_published(&mut self.node) {
             // A receiver took it, or it went into the queue.
             None => Ok(()),
             // Woken because every receiver is gone.
@@ -195,6 +183,17 @@ impl<T, R, F: FnOnce(Result<(), SendError<T>>) -> R> Arm<R> for SendArm<'_, T, F
         };
         (self.f.take().expect("an arm completes once"))(r)
     }
+}
+
+/// The winning arm's node, once its notifier has published it (the node
+/// stays where it is until then): what it holds.
+fn take_published<T>(slot: &mut Option<Node<T>>) -> Option<T> {
+    let node = slot.as_ref().expect("the winning arm is registered");
+    node.wait_published();
+    // SAFETY: published: the notifier is done with the node.
+    let value = unsafe { node.take_value() };
+    *slot = None;
+    value
 }
 
 /// Where a selection starts trying its arms: rotates, so that when several
