@@ -22,9 +22,12 @@
 //!   async sender is `granted` until that sender uses or returns it;
 //! - `held` lives outside the lock, in one word with the "a sender waits"
 //!   bit, so that a task taking its value releases the slot with one atomic
-//!   subtraction: whichever of that subtraction and a sender's registration
-//!   (`fetch_or` of the bit) comes second sees the other, so a freed slot
-//!   always reaches a waiting sender;
+//!   subtraction, and takes the lock only if the bit is set. The bit is set
+//!   (under the lock) while senders wait and a task holds a value: by a
+//!   sender registering while `held > 0`, or by the hand-off that makes
+//!   `held` non-zero while senders wait. Both are read-modify-writes on the
+//!   word the release subtracts from, so whichever comes second sees the
+//!   other, and a freed slot always reaches a waiting sender;
 //! - a waiting sender carries its value in its node, except an async sender
 //!   on a channel with `cap > 0`, which keeps it and is granted a slot
 //!   instead, so that a cancelled send never enqueues its value.
@@ -317,12 +320,14 @@ impl<T> Chan<T> {
 
     /// Gives `value` to the receiver of a node just popped from
     /// `recv_waiters`.
-    fn hand_off(&self, node: NonNull<Node<T>>, value: T, d: &mut Deferred<T>) {
+    fn hand_off(&self, st: &State<T>, node: NonNull<Node<T>>, value: T, d: &mut Deferred<T>) {
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
         let n = unsafe { node.as_ref() };
         if n.is_task() {
             if self.holds {
                 self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
+                // Now a task's release may free a slot a sender waits for.
+                self.sync_send_waiting(st);
             }
             // SAFETY: a task node is written under the lock (I3).
             unsafe {
@@ -369,7 +374,7 @@ impl<T> Chan<T> {
         {
             Some(true) => {
                 let node = st.recv_waiters.pop_front().expect("front exists");
-                self.hand_off(node, value, d);
+                self.hand_off(st, node, value, d);
                 return Ok(());
             }
             Some(false) => return Err(TrySendError::Full(value)),
@@ -388,7 +393,7 @@ impl<T> Chan<T> {
     /// the queue.
     fn deliver(&self, st: &mut State<T>, value: T, front: bool, d: &mut Deferred<T>) {
         match st.recv_waiters.pop_claimed() {
-            Some(node) => self.hand_off(node, value, d),
+            Some(node) => self.hand_off(st, node, value, d),
             None if front => self.push_front(st, value),
             None => self.push_back(st, value),
         }
@@ -429,9 +434,16 @@ impl<T> Chan<T> {
 
     /// Keeps the "a sender waits" bit equal to `!send_waiters.is_empty()`,
     /// writing only when it changes.
+    ///
+    /// The bit only matters while a task holds a value (a release then has
+    /// a slot to give), so it is set only then: `held` grows only under the
+    /// lock, and [`hand_off`](Self::hand_off) sets the bit when it makes
+    /// `held` non-zero while senders wait. A channel whose senders wait
+    /// while no task holds anything pays no atomic write for it.
     fn sync_send_waiting(&self, st: &State<T>) {
-        let want = !st.send_waiters.is_empty();
-        let have = self.held.load(Ordering::Relaxed) & SEND_WAITING != 0;
+        let word = self.held.load(Ordering::Relaxed);
+        let have = word & SEND_WAITING != 0;
+        let want = !st.send_waiters.is_empty() && (have || word >= ONE_HELD);
         if want != have {
             if want {
                 self.held.fetch_or(SEND_WAITING, Ordering::AcqRel);
@@ -503,7 +515,7 @@ impl<T> Chan<T> {
         } else {
             // A thread takes the value at once.
             let v = self.try_pop(st, d).expect("a rendezvous sender waits");
-            self.hand_off(r, v, d);
+            self.hand_off(st, r, v, d);
         }
     }
 

@@ -416,7 +416,16 @@ fn send_arms_exactly_once_under_contention() {
                                 next += SELECTORS;
                             }
                             Ok(Some(v)) => mine_got.push(v),
-                            Err(()) => break,
+                            // Y is drained and disconnected: offer the rest
+                            // with plain sends.
+                            Err(()) => {
+                                while next < N {
+                                    x_tx.send(next).unwrap();
+                                    mine_sent.push(next);
+                                    next += SELECTORS;
+                                }
+                                break;
+                            }
                         }
                         if next >= N {
                             mine_got.extend(y.iter());
