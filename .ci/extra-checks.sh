@@ -14,6 +14,9 @@
 #   LOOM_TARGET_DIR       cargo target dir of the loom build (target/loom)
 #   SKIP_LOOM=1 / SKIP_MIRI=1  skip a stage
 #   MIRI_TIMEOUT          seconds allowed for the Miri stage (default 600)
+#   MIRIFLAGS             Miri's flags (default -Zmiri-tree-borrows: the
+#                         aliasing model the project's unsafe code is
+#                         written against)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -68,9 +71,9 @@ run_miri() {
             if [ -f "tests/$name.rs" ]; then targets+=(--test "$name"); fi
         done
     fi
-    echo "== miri: cargo +nightly miri test --lib ${targets[*]}"
+    echo "== miri: MIRIFLAGS=${MIRIFLAGS:--Zmiri-tree-borrows} cargo +nightly miri test --lib ${targets[*]}"
     local deadline=$(( t + ${MIRI_TIMEOUT:-600} ))
-    if MIRIFLAGS="${MIRIFLAGS:-}" timeout "${MIRI_TIMEOUT:-600}" \
+    if MIRIFLAGS="${MIRIFLAGS:--Zmiri-tree-borrows}" timeout "${MIRI_TIMEOUT:-600}" \
         cargo +nightly miri test --lib "${targets[@]}"; then
         echo "== miri: ok in $(( $(now) - t ))s"
     else
@@ -84,7 +87,7 @@ run_miri() {
         case " ${targets[*]} " in *" --tests "* | *" $file "*) ;; *) continue ;; esac
         left=$(( deadline - $(now) )); [ $left -gt 10 ] || left=10
         echo "== miri: $file::$name with -Zmiri-ignore-leaks"
-        if MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-ignore-leaks" timeout "$left" \
+        if MIRIFLAGS="${MIRIFLAGS:--Zmiri-tree-borrows} -Zmiri-ignore-leaks" timeout "$left" \
             cargo +nightly miri test --test "$file" "$name" -- --exact --include-ignored; then
             echo "== miri: $name ok"
         else

@@ -35,7 +35,28 @@ use crate::receiver::AsyncReceiver;
 /// next waiting receiver (thread or task) or back to the front of the queue,
 /// and a wake-up it received but did not use passes on with it. So it can be
 /// a branch of `tokio::select!` or `futures::select!`: if another branch
-/// wins, nothing is lost.
+/// wins, nothing is lost. It is a [`FusedFuture`], as `futures::select!`
+/// requires (pin it first):
+///
+/// ```
+/// use futures::{future::FutureExt, pin_mut, select};
+/// # futures::executor::block_on(async {
+/// let (mut jobs_tx, jobs) = amphi::spmc::bounded_async::<u32>(4);
+/// let (mut stop_tx, stop) = amphi::spmc::bounded_async::<()>(1);
+/// stop_tx.send(()).await.unwrap();
+/// let job = jobs.recv();
+/// let halt = stop.recv();
+/// pin_mut!(job, halt);
+/// let stopped = select! {
+///     _ = job => false,
+///     _ = halt => true,
+/// };
+/// assert!(stopped);
+/// // The losing receive was dropped: a job sent now is still there.
+/// jobs_tx.send(7).await.unwrap();
+/// assert_eq!(jobs.recv().await, Ok(7));
+/// # });
+/// ```
 #[must_use = "futures do nothing unless polled"]
 pub struct RecvFuture<'a, T> {
     chan: &'a Chan<T>,
