@@ -44,12 +44,16 @@ use crate::receiver::AsyncReceiver;
 /// let (mut jobs_tx, jobs) = amphi::spmc::bounded_async::<u32>(4);
 /// let (mut stop_tx, stop) = amphi::spmc::bounded_async::<()>(1);
 /// stop_tx.send(()).await.unwrap();
-/// let job = jobs.recv();
-/// let halt = stop.recv();
-/// pin_mut!(job, halt);
-/// let stopped = select! {
-///     _ = job => false,
-///     _ = halt => true,
+/// let stopped = {
+///     let job = jobs.recv();
+///     let halt = stop.recv();
+///     pin_mut!(job, halt);
+///     select! {
+///         _ = job => false,
+///         _ = halt => true,
+///     }
+///     // Both futures are dropped here. A pinned future that lost stays
+///     // registered (and may be handed a value) until it is dropped.
 /// };
 /// assert!(stopped);
 /// // The losing receive was dropped: a job sent now is still there.
