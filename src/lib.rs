@@ -16,6 +16,11 @@
 //! variants `bounded_async` / `unbounded_async`. Sync and async handles
 //! convert into each other for free (`into_async`, `into_sync`).
 //!
+//! A [`Selector`] waits on several channels at once from a thread; async
+//! receive and send futures work in `tokio::select!` and `futures::select!`
+//! (they are cancel safe); an async sender is a `futures::Sink` through
+//! [`SendSink`] (`sink()` / `into_sink()`).
+//!
 //! ```
 //! use std::thread;
 //!
