@@ -481,3 +481,30 @@ fn send_arms_exactly_once_under_contention() {
         assert_eq!(got, (0..N).collect::<Vec<_>>(), "values received from Y");
     });
 }
+
+/// `RecvFuture` and `SendFuture` are `FusedFuture`s: terminated once they
+/// have returned `Ready`, not before (what `futures::select!` relies on).
+#[test]
+fn futures_report_termination() {
+    use futures::future::FusedFuture;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll};
+
+    let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+    let (c, w) = common::counting_waker();
+    let mut cx = Context::from_waker(&w);
+    let mut r = pin!(rx.recv());
+    assert!(!r.is_terminated());
+    assert!(r.as_mut().poll(&mut cx).is_pending());
+    assert!(!r.is_terminated(), "pending is not terminated");
+    {
+        let mut s = pin!(tx.send(5));
+        assert!(!s.is_terminated());
+        assert_eq!(s.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
+        assert!(s.is_terminated());
+    }
+    assert_eq!(c.count(), 1);
+    assert_eq!(r.as_mut().poll(&mut cx), Poll::Ready(Ok(5)));
+    assert!(r.is_terminated());
+}
