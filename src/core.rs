@@ -810,27 +810,12 @@ impl<T> Chan<T> {
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), T>> {
         let (node, value, registered) = w.project();
-        while *registered {
-            match node.state() {
-                WAITING => {
-                    if self.refresh_waker(&node, cx.waker()) {
-                        return Poll::Pending;
-                    }
-                }
-                GRANTED => {
-                    *registered = false;
-                    // SAFETY: notified: the notifier is done with the node.
-                    unsafe { node.reset() };
+        if *registered {
+            match self.poll_send_wait(&node, registered, cx.waker()) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(mut st)) => {
                     let v = value.take().expect("a granted sender still has its value");
                     let mut d = Deferred::new();
-                    let mut st = self.lock();
-                    if st.revoked > 0 {
-                        // The grant was taken back (`put_back`): try again.
-                        st.revoked -= 1;
-                        drop(st);
-                        *value = Some(v);
-                        break;
-                    }
                     st.granted -= 1;
                     let r = if st.receivers == 0 {
                         Err(v)
@@ -845,21 +830,19 @@ impl<T> Chan<T> {
                     d.run();
                     return Poll::Ready(r);
                 }
-                _ => {
-                    *registered = false;
-                    // SAFETY: notified: the notifier is done with the node.
-                    unsafe { node.reset() };
-                    if self.cap == Some(0) {
-                        // SAFETY: as above.
-                        return Poll::Ready(match unsafe { node.take_value() } {
-                            // A receiver took it.
-                            None => Ok(()),
-                            // Every receiver is gone.
-                            Some(v) => Err(v),
-                        });
-                    }
-                    // Woken by disconnection: the attempt below sees it.
+                Poll::Ready(None) if self.cap == Some(0) => {
+                    // SAFETY: the wait is over: the notifier is done with
+                    // the node.
+                    return Poll::Ready(match unsafe { node.take_value() } {
+                        // A receiver took it.
+                        None => Ok(()),
+                        // Every receiver is gone.
+                        Some(v) => Err(v),
+                    });
                 }
+                // Woken by disconnection, or the grant was taken back
+                // (`put_back`): the attempt below sees what holds now.
+                Poll::Ready(None) => {}
             }
         }
         let v = value.take().expect("SendFuture polled after completion");
@@ -914,6 +897,41 @@ impl<T> Chan<T> {
         d.run();
         drop(unused);
         r
+    }
+
+    /// Polls a registered async sender's wait. `Pending` while it waits (the
+    /// newest waker installed). Otherwise the wait is over (no longer
+    /// registered) and says how: `Some` with the lock held if it was granted
+    /// a slot (still counted in `granted`), `None` if not: woken by
+    /// disconnection or (`bounded(0)`) a receiver's take, or its grant was
+    /// taken back by a panicking wake-up path (`put_back`).
+    fn poll_send_wait(
+        &self,
+        node: &Node<T>,
+        registered: &mut bool,
+        waker: &Waker,
+    ) -> Poll<Option<Guard<'_, T>>> {
+        loop {
+            let state = node.state();
+            if state == WAITING {
+                if self.refresh_waker(node, waker) {
+                    return Poll::Pending;
+                }
+                continue;
+            }
+            *registered = false;
+            // SAFETY: notified: the notifier is done with the node.
+            unsafe { node.reset() };
+            if state != GRANTED {
+                return Poll::Ready(None);
+            }
+            let mut st = self.lock();
+            if st.revoked > 0 {
+                st.revoked -= 1;
+                return Poll::Ready(None);
+            }
+            return Poll::Ready(Some(st));
+        }
     }
 
     /// A re-polled future whose node is still linked: makes sure the newest
@@ -1323,32 +1341,14 @@ impl<T> Chan<T> {
         debug_assert!(self.holds);
         let (node, value, registered) = w.project();
         debug_assert!(value.is_none(), "a reserving wait carries no value");
-        while *registered {
-            match node.state() {
-                WAITING => {
-                    if self.refresh_waker(&node, cx.waker()) {
-                        return Poll::Pending;
-                    }
-                }
-                GRANTED => {
-                    *registered = false;
-                    // SAFETY: notified: the notifier is done with the node.
-                    unsafe { node.reset() };
-                    let mut st = self.lock();
-                    if st.revoked > 0 {
-                        // The grant was taken back (`put_back`): wait again.
-                        st.revoked -= 1;
-                        break;
-                    }
-                    // The grant stays counted in `granted`: it is held.
-                    return Poll::Ready(Ok(()));
-                }
-                _ => {
-                    *registered = false;
-                    // SAFETY: notified: the notifier is done with the node.
-                    unsafe { node.reset() };
-                    // Woken by disconnection: the attempt below sees it.
-                }
+        if *registered {
+            match self.poll_send_wait(&node, registered, cx.waker()) {
+                Poll::Pending => return Poll::Pending,
+                // The grant stays counted in `granted`: it is held.
+                Poll::Ready(Some(_st)) => return Poll::Ready(Ok(())),
+                // Woken by disconnection, or the grant was taken back
+                // (`put_back`): the attempt below sees what holds now.
+                Poll::Ready(None) => {}
             }
         }
         if let Some(r) = self.try_grant(&mut self.lock()) {
