@@ -432,8 +432,9 @@ impl<T> Chan<T> {
         self.sync_send_waiting(st);
     }
 
-    /// Keeps the "a sender waits" bit equal to `!send_waiters.is_empty()`,
-    /// writing only when it changes.
+    /// Keeps the "a sender waits" bit set while senders wait and a task
+    /// holds a value, clear once no sender waits, writing only when it
+    /// changes.
     ///
     /// The bit only matters while a task holds a value (a release then has
     /// a slot to give), so it is set only then: `held` grows only under the
@@ -1072,13 +1073,10 @@ impl<T> Chan<T> {
 
     /// Blocking receive; `deadline` of `None` waits for ever.
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
-        {
-            let mut st = self.lock();
-            if st.send_waiters.is_empty() {
-                if let Some(v) = self.pop_front(&mut st) {
-                    return Ok(v);
-                }
-            }
+        match self.try_recv() {
+            Ok(v) => return Ok(v),
+            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+            Err(TryRecvError::Empty) => {}
         }
         // A value often arrives within microseconds (a running producer, a
         // round trip): spin on the hint before paying for a registered wait
@@ -1096,11 +1094,6 @@ impl<T> Chan<T> {
             let node = std::pin::pin!(Node::thread());
             let node = node.as_ref().get_ref();
             let mut st = self.lock();
-            if st.send_waiters.is_empty() {
-                if let Some(v) = self.pop_front(&mut st) {
-                    return Ok(v);
-                }
-            }
             let mut d = Deferred::new();
             match self.try_pop(&mut st, &mut d) {
                 Ok(v) => {
