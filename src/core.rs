@@ -42,6 +42,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use crate::error::{RecvError, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
+use crate::ring::{self, Padded, Pop, Ring};
 use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
 use crate::waiter::{Deferred, List, Node, Notify, Waiter, GRANTED, NOTIFIED, WAITING};
 
@@ -59,6 +60,8 @@ const SEND_WAITING: usize = 1;
 const ONE_HELD: usize = 2;
 
 pub(crate) struct State<T> {
+    /// The values, or, where the channel has a [`Ring`], only values
+    /// returned by cancelled receives (older than anything in the ring).
     queue: VecDeque<T>,
     /// `usize::MAX` = unbounded.
     cap: usize,
@@ -92,13 +95,11 @@ pub(crate) struct Chan<T> {
     /// lock trip. Written only by async senders, only when it changes.
     full: Padded<AtomicBool>,
     flavor: Flavor,
+    /// The data path outside the lock, for bounded spmc channels (`ring.rs`).
+    ring: Option<Ring<T>>,
 }
 
 type Guard<'a, T> = MutexGuard<'a, State<T>>;
-
-/// Keeps a value on a cache line (pair) of its own.
-#[repr(align(128))]
-struct Padded<T>(T);
 
 /// A future's waiter node and whether it is in use (linked, or notified and
 /// not yet looked at).
@@ -248,8 +249,12 @@ impl<T> Chan<T> {
     ///
     /// If the storage of a bounded channel cannot be allocated.
     pub(crate) fn new(cap: Option<usize>, flavor: Flavor) -> Self {
+        let ring = match cap {
+            Some(c) if flavor == Flavor::Spmc && c > 0 && c <= ring::MAX_CAP => Some(Ring::new(c)),
+            _ => None,
+        };
         let mut queue = VecDeque::new();
-        if let Some(cap) = cap {
+        if let (Some(cap), None) = (cap, &ring) {
             if queue.try_reserve_exact(cap).is_err() {
                 panic!("amphi: cannot allocate a bounded channel of capacity {cap}");
             }
@@ -267,10 +272,12 @@ impl<T> Chan<T> {
             }),
             held: AtomicUsize::new(0),
             cap,
-            holds: matches!(cap, Some(c) if c > 0),
+            // With a ring, tasks are woken rather than handed values.
+            holds: matches!(cap, Some(c) if c > 0) && ring.is_none(),
             nonempty: Padded(AtomicBool::new(false)),
             full: Padded(AtomicBool::new(false)),
             flavor,
+            ring,
         }
     }
 
@@ -287,13 +294,76 @@ impl<T> Chan<T> {
     #[inline]
     fn has_space(&self, st: &State<T>) -> bool {
         let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
-        st.queue.len() + held + st.granted < st.cap
+        self.queued(st) + held + st.granted < st.cap
+    }
+
+    /// Values in the channel (in the queue and the ring).
+    #[inline]
+    fn queued(&self, st: &State<T>) -> usize {
+        match &self.ring {
+            Some(ring) => st.queue.len() + ring.len(),
+            None => st.queue.len(),
+        }
+    }
+
+    /// Whether a receiver would find a value now: a hint, without the lock.
+    #[inline]
+    fn looks_nonempty(&self) -> bool {
+        match &self.ring {
+            Some(ring) => ring.looks_nonempty(),
+            None => self.nonempty.0.load(Ordering::Relaxed),
+        }
+    }
+
+    // ----- the ring's flags (under the lock)
+
+    /// A receiver is about to look, under the lock, before it waits: from
+    /// now on the ring gains no value without the lock, so what it finds
+    /// holds until it is registered.
+    #[inline]
+    fn announce_receiver(&self) {
+        if let Some(ring) = &self.ring {
+            ring.set_slow();
+        }
+    }
+
+    /// The producer's side, under the lock, before it sends: clears the
+    /// ring's `SLOW` flag once nothing needs it (set by `announce_receiver`,
+    /// `drop_receiver`, `push_front` and grants; `held` only grows while a
+    /// receiver waits, which keeps the flag set).
+    #[inline]
+    fn settle_slow(&self, st: &State<T>) {
+        if let Some(ring) = &self.ring {
+            if ring.is_slow()
+                && st.recv_waiters.is_empty()
+                && st.receivers != 0
+                && st.queue.is_empty()
+                && st.granted == 0
+                && self.held.load(Ordering::Relaxed) < ONE_HELD
+            {
+                ring.clear_slow();
+            }
+        }
+    }
+
+    /// A slot is granted to the waiting producer: keep its other sends on
+    /// the locked path, which counts the grant.
+    #[inline]
+    fn grant(&self, st: &mut State<T>) {
+        st.granted += 1;
+        if let Some(ring) = &self.ring {
+            ring.set_slow();
+        }
     }
 
     // ----- the queue, with its lock-free "non-empty" hint (under the lock)
 
     #[inline]
     fn push_back(&self, st: &mut State<T>, value: T) {
+        if let Some(ring) = &self.ring {
+            ring.push_locked(value);
+            return;
+        }
         st.queue.push_back(value);
         if st.queue.len() == 1 {
             self.nonempty.0.store(true, Ordering::Relaxed);
@@ -302,6 +372,12 @@ impl<T> Chan<T> {
 
     fn push_front(&self, st: &mut State<T>, value: T) {
         st.queue.push_front(value);
+        if let Some(ring) = &self.ring {
+            // Consumers must take it first, and the producer must count it.
+            ring.set_head_flag(ring::RETURNED, true);
+            ring.set_slow();
+            return;
+        }
         if st.queue.len() == 1 {
             self.nonempty.0.store(true, Ordering::Relaxed);
         }
@@ -309,6 +385,20 @@ impl<T> Chan<T> {
 
     #[inline]
     fn pop_front(&self, st: &mut State<T>) -> Option<T> {
+        if let Some(ring) = &self.ring {
+            if let Some(v) = st.queue.pop_front() {
+                if st.queue.is_empty() {
+                    ring.set_head_flag(ring::RETURNED, false);
+                }
+                return Some(v);
+            }
+            // The caller serves a waiting producer (`refill`), so whether
+            // the claim cleared `SEND_WAITING` does not matter here.
+            return match ring.pop(true) {
+                Pop::Value(v, _) => Some(v),
+                Pop::Empty(_) | Pop::Slow => None,
+            };
+        }
         let v = st.queue.pop_front();
         if v.is_some() && st.queue.is_empty() {
             self.nonempty.0.store(false, Ordering::Relaxed);
@@ -319,11 +409,30 @@ impl<T> Chan<T> {
     // ----- the notification path (all under the lock)
 
     /// Gives `value` to the receiver of a node just popped from
-    /// `recv_waiters`.
-    fn hand_off(&self, st: &State<T>, node: NonNull<Node<T>>, value: T, d: &mut Deferred<T>) {
+    /// `recv_waiters`. Where the channel has a ring, a task is only woken,
+    /// with the value put where it takes it from when it runs (the front of
+    /// the queue if `front`, else the ring): its room stays counted where
+    /// it is, and a cancelled task leaves nothing to return. So is a thread
+    /// while older values wait there for woken receivers: a value handed
+    /// past them could reach a receiver before an older one it takes later.
+    fn hand_off(
+        &self,
+        st: &mut State<T>,
+        node: NonNull<Node<T>>,
+        value: T,
+        front: bool,
+        d: &mut Deferred<T>,
+    ) {
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
         let n = unsafe { node.as_ref() };
-        if n.is_task() {
+        if self.ring.is_some() && (n.is_task() || self.queued(st) != 0) {
+            if front {
+                self.push_front(st, value);
+            } else {
+                self.push_back(st, value);
+            }
+            Self::notify(node, d);
+        } else if n.is_task() {
             if self.holds {
                 self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
                 // Now a task's release may free a slot a sender waits for.
@@ -364,21 +473,26 @@ impl<T> Chan<T> {
         if st.receivers == 0 {
             return Err(TrySendError::Disconnected(value));
         }
-        let cap = st.cap;
+        self.settle_slow(st);
+        // Where there is a ring, a value goes straight to a waiting receiver
+        // only if that is a thread and nothing older waits in the channel;
+        // otherwise it is queued for the receiver it wakes, which needs room
+        // (`hand_off`). Decided before a selecting thread is claimed.
+        if self.ring.is_some()
+            && !self.has_space(st)
+            && (self.queued(st) != 0 || st.recv_waiters.live_front().map_or(true, |n| n.is_task()))
+        {
+            return Err(TrySendError::Full(value));
+        }
         // On `bounded(0)` a waiting task cannot take a value now: it is woken
         // by a waiting sender instead (`wait_send`).
-        match st
-            .recv_waiters
-            .claim_front()
-            .map(|n| cap != 0 || !n.is_task())
-        {
-            Some(true) => {
-                let node = st.recv_waiters.pop_front().expect("front exists");
-                self.hand_off(st, node, value, d);
-                return Ok(());
+        if let Some(task) = st.recv_waiters.claim_front().map(|n| n.is_task()) {
+            if task && st.cap == 0 {
+                return Err(TrySendError::Full(value));
             }
-            Some(false) => return Err(TrySendError::Full(value)),
-            None => {}
+            let node = st.recv_waiters.pop_front().expect("front exists");
+            self.hand_off(st, node, value, false, d);
+            return Ok(());
         }
         // Older waiting senders go first.
         if st.send_waiters.is_empty() && self.has_space(st) {
@@ -393,7 +507,7 @@ impl<T> Chan<T> {
     /// the queue.
     fn deliver(&self, st: &mut State<T>, value: T, front: bool, d: &mut Deferred<T>) {
         match st.recv_waiters.pop_claimed() {
-            Some(node) => self.hand_off(st, node, value, d),
+            Some(node) => self.hand_off(st, node, value, front, d),
             None if front => self.push_front(st, value),
             None => self.push_back(st, value),
         }
@@ -418,7 +532,7 @@ impl<T> Chan<T> {
             // SAFETY: just popped under the lock: valid and ours (I4).
             let n = unsafe { node.as_ref() };
             if n.is_task() {
-                st.granted += 1;
+                self.grant(st);
                 // SAFETY: a task node, under the lock (I3).
                 d.wake(unsafe { n.notify_task(GRANTED) });
             } else {
@@ -442,6 +556,17 @@ impl<T> Chan<T> {
     /// `held` non-zero while senders wait. A channel whose senders wait
     /// while no task holds anything pays no atomic write for it.
     fn sync_send_waiting(&self, st: &State<T>) {
+        if let Some(ring) = &self.ring {
+            // Set with a read-modify-write on `head`, before the caller
+            // checks the room: a consumer's claim either comes first (the
+            // check sees its room) or sees the flag and serves the sender.
+            // Never cleared here: the next claim clears it (and finds
+            // nobody to serve), which costs less than a write on the line
+            // consumers compete for at every cancelled or served wait.
+            if !st.send_waiters.is_empty() {
+                ring.set_head_flag(ring::SEND_WAITING, true);
+            }
+        }
         let word = self.held.load(Ordering::Relaxed);
         let have = word & SEND_WAITING != 0;
         let want = !st.send_waiters.is_empty() && (have || word >= ONE_HELD);
@@ -501,9 +626,18 @@ impl<T> Chan<T> {
     }
 
     /// A receiver woken without a value (on `bounded(0)`, to take a waiting
-    /// sender's value) will not use the wake-up: pass it to the next waiting
-    /// receiver while a sender still waits.
+    /// sender's value; with a ring, to take a value from it) will not use
+    /// the wake-up: pass it to the next waiting receiver while there is
+    /// something to take.
     fn pass_wake(&self, st: &mut State<T>, d: &mut Deferred<T>) {
+        if self.ring.is_some() {
+            if self.queued(st) != 0 {
+                if let Some(r) = st.recv_waiters.pop_claimed() {
+                    Self::notify(r, d);
+                }
+            }
+            return;
+        }
         if st.cap != 0 || st.send_waiters.is_empty() {
             return;
         }
@@ -516,7 +650,7 @@ impl<T> Chan<T> {
         } else {
             // A thread takes the value at once.
             let v = self.try_pop(st, d).expect("a rendezvous sender waits");
-            self.hand_off(st, r, v, d);
+            self.hand_off(st, r, v, false, d);
         }
     }
 
@@ -585,6 +719,9 @@ impl<T> Chan<T> {
         let mut st = self.lock();
         st.senders -= 1;
         if st.senders == 0 {
+            if let Some(ring) = &self.ring {
+                ring.set_head_flag(ring::TX_GONE, true);
+            }
             while let Some(node) = st.recv_waiters.pop_claimed() {
                 Self::notify(node, &mut d);
             }
@@ -600,7 +737,15 @@ impl<T> Chan<T> {
         let mut st = self.lock();
         st.receivers -= 1;
         if st.receivers == 0 {
-            d.drop_values(std::mem::take(&mut st.queue));
+            let mut values = std::mem::take(&mut st.queue);
+            if let Some(ring) = &self.ring {
+                ring.set_slow();
+                ring.set_head_flag(ring::RETURNED, false);
+                while let Pop::Value(v, _) = ring.pop(true) {
+                    values.push_back(v);
+                }
+            }
+            d.drop_values(values);
             self.nonempty.0.store(false, Ordering::Relaxed);
             while let Some(node) = st.send_waiters.pop_claimed() {
                 Self::notify(node, &mut d);
@@ -614,7 +759,8 @@ impl<T> Chan<T> {
     // ----- state queries
 
     pub(crate) fn len(&self) -> usize {
-        self.lock().queue.len()
+        let st = self.lock();
+        self.queued(&st)
     }
 
     pub(crate) fn is_full(&self) -> bool {
@@ -633,7 +779,15 @@ impl<T> Chan<T> {
     // ----- sending
 
     pub(crate) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        let value = match &self.ring {
+            Some(ring) => match ring.try_push(value) {
+                Ok(()) => return Ok(()),
+                Err(v) => v,
+            },
+            None => value,
+        };
         let mut st = self.lock();
+        self.settle_slow(&st);
         if st.nobody_waits() && st.receivers != 0 {
             if self.has_space(&st) {
                 self.push_back(&mut st, value);
@@ -654,7 +808,25 @@ impl<T> Chan<T> {
         value: T,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<T>> {
+        let value = match &self.ring {
+            Some(ring) => match ring.try_push(value) {
+                Ok(()) => return Ok(()),
+                // Full: a running consumer frees a slot within microseconds
+                // (as in `recv`). Spin for it before paying for a registered
+                // wait and a wake-up per freed slot.
+                Err(v) if deadline.is_none() && !ring.is_slow() => {
+                    sync::backoff(|| ring.looks_free());
+                    match ring.try_push(v) {
+                        Ok(()) => return Ok(()),
+                        Err(v) => v,
+                    }
+                }
+                Err(v) => v,
+            },
+            None => value,
+        };
         let mut st = self.lock();
+        self.settle_slow(&st);
         if st.nobody_waits() && st.receivers != 0 && self.has_space(&st) {
             self.push_back(&mut st, value);
             return Ok(());
@@ -1009,6 +1181,22 @@ impl<T> Chan<T> {
     // ----- receiving
 
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
+        if let Some(ring) = &self.ring {
+            match ring.pop(false) {
+                Pop::Value(v, false) => return Ok(v),
+                Pop::Value(v, true) => {
+                    // The producer waits for the room this left.
+                    let mut d = Deferred::new();
+                    let mut st = self.lock();
+                    self.refill(&mut st, &mut d);
+                    drop(st);
+                    return Ok(self.finish_take(v, d));
+                }
+                Pop::Empty(false) => return Err(TryRecvError::Empty),
+                Pop::Empty(true) => return Err(TryRecvError::Disconnected),
+                Pop::Slow => {}
+            }
+        }
         let mut st = self.lock();
         if st.send_waiters.is_empty() {
             if let Some(v) = self.pop_front(&mut st) {
@@ -1083,7 +1271,7 @@ impl<T> Chan<T> {
         // and a wake-up. Not on `bounded(0)`, where the sender must find this
         // receiver registered, nor with a deadline.
         if self.cap != Some(0) && deadline.is_none() {
-            sync::backoff(|| self.nonempty.0.load(Ordering::Relaxed));
+            sync::backoff(|| self.looks_nonempty());
         }
         self.recv_slow(deadline)
     }
@@ -1094,6 +1282,7 @@ impl<T> Chan<T> {
             let node = std::pin::pin!(Node::thread());
             let node = node.as_ref().get_ref();
             let mut st = self.lock();
+            self.announce_receiver();
             let mut d = Deferred::new();
             match self.try_pop(&mut st, &mut d) {
                 Ok(v) => {
@@ -1157,7 +1346,7 @@ impl<T> Chan<T> {
         // (the hint), this poll will most likely wait: clone first and take
         // the lock once. Otherwise try without a clone, and clone only if
         // that fails.
-        if self.nonempty.0.load(Ordering::Relaxed) {
+        if self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed) {
             match self.try_recv() {
                 Ok(v) => return Poll::Ready(Ok(v)),
                 Err(TryRecvError::Disconnected) => {
@@ -1169,6 +1358,7 @@ impl<T> Chan<T> {
         let new = waker.clone();
         let mut d = Deferred::new();
         let mut st = self.lock();
+        self.announce_receiver();
         let (r, unused) = match self.try_pop(&mut st, &mut d) {
             Ok(v) => (Poll::Ready(Ok(v)), Some(new)),
             Err(TryRecvError::Disconnected) => {
@@ -1274,7 +1464,8 @@ impl<T> Chan<T> {
     /// As for [`List::push_back`]; the node was made by [`Node::select`].
     pub(crate) unsafe fn select_recv(&self, node: &Node<T>) -> bool {
         let mut st = self.lock();
-        let ready = !st.queue.is_empty()
+        self.announce_receiver();
+        let ready = self.queued(&st) != 0
             || st.senders == 0
             || (st.cap == 0 && st.send_waiters.live_front().is_some());
         if !ready {
@@ -1331,7 +1522,7 @@ impl<T> Chan<T> {
         w: Pin<&mut SendWait<T>>,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), ()>> {
-        debug_assert!(self.holds);
+        debug_assert!(matches!(self.cap, Some(c) if c > 0));
         let (node, value, registered) = w.project();
         debug_assert!(value.is_none(), "a reserving wait carries no value");
         if *registered {
@@ -1379,7 +1570,7 @@ impl<T> Chan<T> {
             return Some(Err(()));
         }
         if st.send_waiters.is_empty() && self.has_space(st) {
-            st.granted += 1;
+            self.grant(st);
             return Some(Ok(()));
         }
         None

@@ -83,6 +83,7 @@ mod error;
 mod future;
 mod handle;
 mod receiver;
+mod ring;
 mod select;
 mod sink;
 mod sync;

@@ -38,8 +38,10 @@ enum RecvFut {
     Waiting,
     /// A value was handed to it (it was woken).
     Handed(u32),
-    /// Woken without a value: by the last sender's drop, or (bounded(0))
-    /// by a waiting sender whose value it is to take when polled.
+    /// Woken without a value: by the last sender's drop, (bounded(0)) by
+    /// a waiting sender whose value it is to take when polled, or (a bounded
+    /// spmc channel, whose values stay in its ring) by a value it is to take
+    /// from the queue when polled, if no other receiver took it first.
     Woken,
 }
 
@@ -60,6 +62,9 @@ enum SendFut {
 #[derive(Clone, Debug)]
 struct Model {
     cap: Option<usize>,
+    /// A bounded spmc channel (`cap > 0`): a waiting task is woken, not
+    /// handed a value, and takes a value from the queue when it runs.
+    ring: bool,
     queue: VecDeque<u32>,
     senders: usize,
     receivers: usize,
@@ -74,9 +79,10 @@ struct Model {
 }
 
 impl Model {
-    fn new(cap: Option<usize>) -> Self {
+    fn new(cap: Option<usize>, mpmc: bool) -> Self {
         Model {
             cap,
+            ring: !mpmc && matches!(cap, Some(c) if c > 0),
             queue: VecDeque::new(),
             senders: 1,
             receivers: 1,
@@ -98,14 +104,24 @@ impl Model {
     }
 
     fn holds(&self) -> bool {
-        matches!(self.cap, Some(c) if c > 0)
+        matches!(self.cap, Some(c) if c > 0) && !self.ring
     }
 
     fn wake(&mut self, id: usize) {
         *self.wakes.entry(id).or_default() += 1;
     }
 
-    fn hand_off(&mut self, id: usize, v: u32) {
+    fn hand_off(&mut self, id: usize, v: u32, front: bool) {
+        if self.ring {
+            if front {
+                self.queue.push_front(v);
+            } else {
+                self.queue.push_back(v);
+            }
+            self.rf.insert(id, RecvFut::Woken);
+            self.wake(id);
+            return;
+        }
         self.rf.insert(id, RecvFut::Handed(v));
         self.wake(id);
         if self.holds() {
@@ -121,11 +137,15 @@ impl Model {
         // sender wakes it, and it takes the value when polled (so that a
         // cancelled receive never leaves a value in the channel). Every
         // waiting receiver here is a task.
-        if self.cap != Some(0) {
-            if let Some(id) = self.recv_waiters.pop_front() {
-                self.hand_off(id, v);
-                return Ok(());
+        // With a ring the value waits in the queue for the woken task, so
+        // it needs room.
+        if self.cap != Some(0) && !self.recv_waiters.is_empty() {
+            if self.ring && !self.has_space() {
+                return Err(TrySendError::Full(v));
             }
+            let id = self.recv_waiters.pop_front().expect("a waiter");
+            self.hand_off(id, v, false);
+            return Ok(());
         }
         if self.send_waiters.is_empty() && self.has_space() {
             self.queue.push_back(v);
@@ -136,7 +156,7 @@ impl Model {
 
     fn deliver(&mut self, v: u32, front: bool) {
         match self.recv_waiters.pop_front() {
-            Some(id) => self.hand_off(id, v),
+            Some(id) => self.hand_off(id, v, front),
             None if front => self.queue.push_front(v),
             None => self.queue.push_back(v),
         }
@@ -263,17 +283,19 @@ impl Model {
                 }
                 self.deliver(v, true);
             }
-            // An unused rendezvous wake-up passes on while a sender waits.
+            // An unused rendezvous wake-up passes on while a sender waits;
+            // with a ring, while a value waits.
             RecvFut::Woken if self.cap == Some(0) && !self.send_waiters.is_empty() => {
                 self.wake_recv();
             }
+            RecvFut::Woken if self.ring && !self.queue.is_empty() => self.wake_recv(),
             RecvFut::Woken | RecvFut::Fresh => {}
         }
         self.finish_recv(id);
     }
 
     /// bounded(0): wakes the oldest waiting receiver to take a waiting
-    /// sender's value.
+    /// sender's value; with a ring, to take a queued value.
     fn wake_recv(&mut self) {
         if let Some(r) = self.recv_waiters.pop_front() {
             self.rf.insert(r, RecvFut::Woken);
@@ -541,7 +563,7 @@ impl Harness {
             RxH::Sync(rx)
         };
         Harness {
-            m: Model::new(cap),
+            m: Model::new(cap, mpmc),
             mpmc,
             txs: vec![Rc::new(RefCell::new(Some(tx)))],
             rxs: vec![rx],
@@ -1022,6 +1044,49 @@ fn scripted_sequence_matches_hand_written_expectations() {
     h.step(&Op::PollRecvFut(0));
     assert!(h.rfuts.is_empty());
     assert_eq!(h.m.held, 0);
+    h.finish();
+}
+
+/// The same for a bounded spmc channel, whose values stay in its ring: a
+/// waiting task is woken rather than handed the value, which stays in the
+/// channel (counted by `len()`, taking room) until some receiver takes it; a
+/// woken task that finds it gone waits again, and a cancelled woken task
+/// passes its wake-up on while a value waits.
+#[test]
+fn scripted_ring_sequence_matches_hand_written_expectations() {
+    let mut h = Harness::new(Some(1), false, false, false);
+    h.step(&Op::NewRecvFut(0));
+    h.step(&Op::NewRecvFut(0));
+    h.step(&Op::PollRecvFut(0));
+    h.step(&Op::PollRecvFut(1));
+    assert_eq!(h.m.recv_waiters.len(), 2);
+    // A send wakes f1; the value stays in the channel, which is now full.
+    h.step(&Op::TrySend(0));
+    assert_eq!(h.m.held, 0);
+    assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 1);
+    assert!(rx_do!(&h.rxs[0], r => r.is_full()));
+    assert_eq!(h.rfuts[0].wakes.0.load(Ordering::SeqCst), 1);
+    assert_eq!(h.m.recv_waiters.len(), 1);
+    // A second send finds no room, although f2 waits.
+    h.step(&Op::TrySend(0));
+    assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 1);
+    // A plain receiver takes the value first; f1 finds nothing and waits
+    // again, behind f2.
+    h.step(&Op::TryRecv(0));
+    assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 0);
+    h.step(&Op::PollRecvFut(0));
+    assert_eq!(h.rfuts.len(), 2);
+    assert_eq!(h.m.recv_waiters.len(), 2);
+    // The next value wakes f2 (now the oldest waiter); cancelling it passes
+    // the wake-up to f1, which takes the value.
+    h.step(&Op::TrySend(0));
+    assert_eq!(h.rfuts[1].wakes.0.load(Ordering::SeqCst), 1);
+    h.step(&Op::DropRecvFut(1));
+    assert_eq!(h.rfuts.len(), 1);
+    assert_eq!(h.rfuts[0].wakes.0.load(Ordering::SeqCst), 2);
+    h.step(&Op::PollRecvFut(0));
+    assert!(h.rfuts.is_empty());
+    assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 0);
     h.finish();
 }
 

@@ -30,6 +30,15 @@ fn chan<T>(cap: Option<usize>) -> (AsyncSender<T>, AsyncReceiver<T>) {
 /// that a cancelled receive never leaves a value in the channel.
 const HANDOFF_CAPS: [Option<usize>; 3] = [Some(1), Some(8), None];
 
+/// Whether a value sent while a task waits stays in the channel (counted by
+/// `len()`, taking room) until a receiver takes it: a bounded spmc channel
+/// keeps its values in a ring outside the lock and wakes the task instead of
+/// handing the value over, so any receiver that runs first may take it (the
+/// woken task then waits again). Elsewhere the value is handed to the task.
+fn stays_queued(cap: Option<usize>) -> bool {
+    matches!(cap, Some(c) if c > 0)
+}
+
 fn counts(ws: &[(Arc<CountingWaker>, Waker)]) -> Vec<usize> {
     ws.iter().map(|(c, _)| c.count()).collect()
 }
@@ -50,7 +59,11 @@ fn one_send_wakes_exactly_one_of_eight_and_cancellation_chains() {
 
         tx.try_send(42).unwrap();
         assert_eq!(counts(&ws), [1, 0, 0, 0, 0, 0, 0, 0], "cap {cap:?}");
-        assert_eq!(rx.len(), 0, "handed off, not queued");
+        assert_eq!(
+            rx.len(),
+            usize::from(stays_queued(cap)),
+            "cap {cap:?}: handed off, or queued for the woken task"
+        );
 
         // Drop each woken future without polling it: the wake-up (and the
         // value) moves to the next one, and only to it.
@@ -140,16 +153,34 @@ fn cancelling_an_unwoken_waiter_just_removes_it() {
 
         tx.try_send(1).unwrap();
         assert_eq!(counts(&ws), [0, 0, 1, 0], "cap {cap:?}");
-        tx.try_send(2).unwrap();
-        assert_eq!(counts(&ws), [0, 0, 1, 1]);
-        assert_eq!(
-            ready(poll_unpin(futs[3].as_mut().unwrap(), &ws[3].1)),
-            Ok(2)
-        );
-        assert_eq!(
-            ready(poll_unpin(futs[2].as_mut().unwrap(), &ws[2].1)),
-            Ok(1)
-        );
+        if cap == Some(1) {
+            // The woken task's value takes the one slot until it is taken.
+            assert!(tx.try_send(2).unwrap_err().is_full());
+            assert_eq!(
+                ready(poll_unpin(futs[2].as_mut().unwrap(), &ws[2].1)),
+                Ok(1)
+            );
+            tx.try_send(2).unwrap();
+            assert_eq!(counts(&ws), [0, 0, 1, 1]);
+            assert_eq!(
+                ready(poll_unpin(futs[3].as_mut().unwrap(), &ws[3].1)),
+                Ok(2)
+            );
+        } else {
+            tx.try_send(2).unwrap();
+            assert_eq!(counts(&ws), [0, 0, 1, 1]);
+            // Handed values go to their tasks; queued ones to whichever
+            // task runs first, oldest first.
+            let (first, second) = if stays_queued(cap) { (1, 2) } else { (2, 1) };
+            assert_eq!(
+                ready(poll_unpin(futs[3].as_mut().unwrap(), &ws[3].1)),
+                Ok(first)
+            );
+            assert_eq!(
+                ready(poll_unpin(futs[2].as_mut().unwrap(), &ws[2].1)),
+                Ok(second)
+            );
+        }
         drop(futs);
         // Nothing left waiting: the next value is buffered (or, for a
         // rendezvous channel, refused).
@@ -537,14 +568,16 @@ fn waker_wake_reentering_the_channel_does_not_deadlock() {
         assert_eq!(c0.count(), 1);
         assert_eq!(fw.count(), 0);
         // The wake-up passes to f1 from inside the channel; its waker calls
-        // back into the channel (including a send).
+        // back into the channel (including a send). The value stays in a
+        // bounded spmc channel until a receiver takes it, so the waker's own
+        // `try_recv` takes it, and f1 gets the value the waker sent.
         drop(f0);
         assert_eq!(fw.count(), 1);
-        assert_eq!(ready(poll_unpin(&mut f1, &w_fn)), Ok(1));
+        assert_eq!(ready(poll_unpin(&mut f1, &w_fn)), Ok(100));
         let s = seen.lock().unwrap().clone();
-        assert_eq!(s[1], "try_recv=Err(Empty)");
+        assert_eq!(s[1], "try_recv=Ok(1)");
         assert_eq!(s[2], "try_send=Ok(())");
-        assert_eq!(rx.try_recv(), Ok(100));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
 
         // Re-entry while the channel wakes everyone on sender drop.
         let mut f2 = Box::pin(rx.recv());
@@ -634,7 +667,12 @@ fn waker_drop_reentering_the_channel_does_not_deadlock() {
         assert_pending(poll_unpin(&mut f, &reentering_waker(&rx, &drops)));
         tx.try_send(1).unwrap();
         assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // The waker's own `try_recv` (in `wake`) took the value, which stays
+        // in a bounded spmc channel until a receiver takes it: the future
+        // finds nothing and waits again.
         let (_c, w) = counting_waker();
+        assert_pending(poll_unpin(&mut f, &w));
+        tx.try_send(1).unwrap();
         assert_eq!(ready(poll_unpin(&mut f, &w)), Ok(1));
         drop(f);
 

@@ -1,0 +1,341 @@
+//! The data path of a bounded spmc channel: a ring of slots outside the
+//! core lock.
+//!
+//! Values move through the ring without the lock; the core (`core.rs`)
+//! keeps the waiter lists and every notification decision, and takes the
+//! ring's slow paths under its lock. The shape is crossbeam's `array`
+//! flavor (per-slot stamps, positions as lap + index), specialised for one
+//! producer:
+//!
+//! - **The producer** writes the slot at `tail`, then claims it with one
+//!   compare-and-swap on `tail`, a word no other thread writes outside the
+//!   core lock: uncontended, on its own line. Then it stamps the slot ready.
+//! - **Consumers** compete on `head` with a compare-and-swap, read the value
+//!   and stamp the slot free for the producer's next lap.
+//!
+//! Each side's flags live in the word the *other* side read-modify-writes,
+//! so that checking them costs the fast path no extra atomic:
+//!
+//! - [`SLOW`] on `tail`: the producer must take the core lock (a receiver
+//!   waits, every receiver is gone, or some of the capacity is outside the
+//!   ring: returned values, values held by tasks, grants). A receiver sets it
+//!   with `fetch_or` under the lock before it decides to wait; the producer's
+//!   claim is a compare-and-swap on the same word, so either the claim comes
+//!   first and the receiver sees the claimed position, or the claim fails
+//!   and the producer goes to the lock, where it hands the value to the
+//!   oldest waiter. Values therefore enter the ring only while nobody is
+//!   registered, and FIFO order holds across threads and tasks. Only the
+//!   producer's locked path clears it.
+//! - [`RETURNED`] on `head`: the core holds returned values (older than
+//!   anything in the ring); consumers go to the lock, which serves those
+//!   first.
+//! - [`SEND_WAITING`] on `head`: the producer waits for room. The consumer
+//!   whose claim clears it frees its slot and then serves the producer under
+//!   the lock. The producer sets it with `fetch_or` and checks the room with
+//!   the `head` it gets back, so a freed slot is never missed.
+//! - [`TX_GONE`] on `head`: the producer is gone. It is set after the last
+//!   publish, so a consumer that sees it and then an empty slot knows the
+//!   channel is drained.
+
+use std::mem::MaybeUninit;
+
+use crate::sync::{self, AtomicUsize, Ordering, UnsafeCell};
+
+/// The low bits of `head` and `tail` are flags; the position is above them.
+const FLAG_BITS: u32 = 3;
+const FLAGS: usize = (1 << FLAG_BITS) - 1;
+/// Positions wrap at this mask (stamps hold positions, not words).
+const POS_MASK: usize = usize::MAX >> FLAG_BITS;
+
+/// On `tail`: the producer must take the core lock.
+pub(crate) const SLOW: usize = 1;
+/// On `head`: the core holds returned values, to be taken first.
+pub(crate) const RETURNED: usize = 1;
+/// On `head`: the producer waits for room.
+pub(crate) const SEND_WAITING: usize = 2;
+/// On `head`: the producer is gone.
+pub(crate) const TX_GONE: usize = 4;
+
+/// The largest capacity a ring serves (positions need room for laps).
+pub(crate) const MAX_CAP: usize = POS_MASK >> 16;
+
+/// Keeps a value on a cache line (pair) of its own.
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+struct Slot<T> {
+    /// `p`: free for the value of position `p`; `p + 1`: holds it.
+    stamp: AtomicUsize,
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+/// What a consumer's attempt found.
+pub(crate) enum Pop<T> {
+    /// A value, and whether the producer waits for the room it left (the
+    /// caller then serves it under the lock).
+    Value(T, bool),
+    /// Nothing now; `true` if the producer is gone (then nothing will come).
+    Empty(bool),
+    /// Returned values come first: take the lock.
+    Slow,
+}
+
+pub(crate) struct Ring<T> {
+    head: Padded<AtomicUsize>,
+    tail: Padded<AtomicUsize>,
+    slots: Box<[Slot<T>]>,
+    cap: usize,
+    /// A power of two above `cap`: positions are `lap * one_lap + index`.
+    one_lap: usize,
+}
+
+// SAFETY: values move between threads through the slots (hence `T: Send`);
+// each slot is accessed by one thread at a time, as its stamp says.
+unsafe impl<T: Send> Send for Ring<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Ring<T> {}
+
+impl<T> Ring<T> {
+    /// # Panics
+    ///
+    /// If the slots cannot be allocated.
+    pub(crate) fn new(cap: usize) -> Self {
+        debug_assert!(cap > 0 && cap <= MAX_CAP);
+        let mut slots = Vec::new();
+        if slots.try_reserve_exact(cap).is_err() {
+            panic!("amphi: cannot allocate a bounded channel of capacity {cap}");
+        }
+        slots.extend((0..cap).map(|i| Slot {
+            stamp: AtomicUsize::new(i),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+        }));
+        Ring {
+            head: Padded(AtomicUsize::new(0)),
+            tail: Padded(AtomicUsize::new(0)),
+            slots: slots.into_boxed_slice(),
+            cap,
+            one_lap: (cap + 1).next_power_of_two(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, pos: usize) -> &Slot<T> {
+        // SAFETY: the index part of a position is below `cap`.
+        unsafe { self.slots.get_unchecked(pos & (self.one_lap - 1)) }
+    }
+
+    /// The position after `pos`.
+    #[inline]
+    fn next(&self, pos: usize) -> usize {
+        if (pos & (self.one_lap - 1)) + 1 < self.cap {
+            pos + 1
+        } else {
+            (pos & !(self.one_lap - 1)).wrapping_add(self.one_lap) & POS_MASK
+        }
+    }
+
+    // ----- the producer
+
+    /// Sends without the lock: `Err` (value back) if [`SLOW`] is set or the
+    /// slot at `tail` is not free yet. Only the one producer calls it.
+    #[inline]
+    pub(crate) fn try_push(&self, value: T) -> Result<(), T> {
+        let word = self.tail.0.load(Ordering::Relaxed);
+        if word & SLOW != 0 {
+            return Err(value);
+        }
+        let pos = word >> FLAG_BITS;
+        let slot = self.slot(pos);
+        // Acquire: the consumer of the last lap has read its value out.
+        if slot.stamp.load(Ordering::Acquire) != pos {
+            return Err(value);
+        }
+        // SAFETY: the stamp says the slot is free for `pos`, and only the
+        // producer writes a free slot; nobody reads it before the stamp
+        // below says it is ready.
+        slot.value.with_mut(|c| unsafe { (*c).write(value) });
+        let next = self.next(pos) << FLAG_BITS;
+        match self
+            .tail
+            .0
+            .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                slot.stamp.store(pos + 1, Ordering::Release);
+                Ok(())
+            }
+            // A receiver set `SLOW` under the lock: it may be about to wait,
+            // so the value must go through the lock.
+            // SAFETY: written just above and never published.
+            Err(_) => Err(slot.value.with_mut(|c| unsafe { (*c).assume_init_read() })),
+        }
+    }
+
+    /// Sends under the core lock, on the producer's behalf (its own locked
+    /// path, or a consumer serving the blocked producer), when the core's
+    /// accounting says there is room. Waits for a consumer still reading the
+    /// slot's last lap (it holds no lock, so this is short).
+    pub(crate) fn push_locked(&self, value: T) {
+        // Under the lock nobody else writes `tail`: receivers set flags only
+        // under the lock, and the producer is here or blocked.
+        let word = self.tail.0.load(Ordering::Relaxed);
+        let pos = word >> FLAG_BITS;
+        let slot = self.slot(pos);
+        while slot.stamp.load(Ordering::Acquire) != pos {
+            sync::spin_loop();
+        }
+        // SAFETY: as in `try_push`: free for `pos`, and only the producer's
+        // side writes it.
+        slot.value.with_mut(|c| unsafe { (*c).write(value) });
+        // `tail` first, then the stamp, as in `try_push`: `head` never
+        // passes `tail`.
+        self.tail.0.store(
+            (self.next(pos) << FLAG_BITS) | (word & FLAGS),
+            Ordering::Release,
+        );
+        slot.stamp.store(pos + 1, Ordering::Release);
+    }
+
+    // ----- consumers
+
+    /// Takes the value at `head`. With `settle` (under the lock, after
+    /// [`SLOW`] is set) a value the producer has claimed but not yet stamped
+    /// is waited for instead of reported missing.
+    #[inline]
+    pub(crate) fn pop(&self, settle: bool) -> Pop<T> {
+        let mut word = self.head.0.load(Ordering::Acquire);
+        loop {
+            if word & RETURNED != 0 && !settle {
+                return Pop::Slow;
+            }
+            let pos = word >> FLAG_BITS;
+            let slot = self.slot(pos);
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp == pos + 1 {
+                // The claim clears `SEND_WAITING`: this consumer serves the
+                // waiting producer.
+                let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE));
+                match self.head.0.compare_exchange_weak(
+                    word,
+                    next,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        // SAFETY: the stamp said ready (Acquire: the write is
+                        // visible) and the claim makes this consumer the only
+                        // reader; the producer waits for the stamp below.
+                        let value = slot.value.with_mut(|c| unsafe { (*c).assume_init_read() });
+                        slot.stamp
+                            .store(pos.wrapping_add(self.one_lap) & POS_MASK, Ordering::Release);
+                        return Pop::Value(value, word & SEND_WAITING != 0);
+                    }
+                    Err(now) => {
+                        word = now;
+                        sync::spin_loop();
+                        continue;
+                    }
+                }
+            }
+            let prev_lap = (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK;
+            if stamp == pos || stamp == prev_lap {
+                // Not written yet (the slot may still be being read from its
+                // last lap). `word` was read before the stamp, so with
+                // `TX_GONE` in it every value is visible: drained.
+                if settle && self.tail.0.load(Ordering::Acquire) >> FLAG_BITS != pos {
+                    // Claimed by the producer, not stamped yet.
+                    sync::spin_loop();
+                    word = self.head.0.load(Ordering::Acquire);
+                    continue;
+                }
+                return Pop::Empty(word & TX_GONE != 0);
+            }
+            // Another consumer moved `head` on.
+            sync::spin_loop();
+            word = self.head.0.load(Ordering::Acquire);
+        }
+    }
+
+    /// Whether a consumer would find something now (a hint for spinning).
+    #[inline]
+    pub(crate) fn looks_nonempty(&self) -> bool {
+        let word = self.head.0.load(Ordering::Relaxed);
+        let pos = word >> FLAG_BITS;
+        word & RETURNED != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos + 1
+    }
+
+    /// Whether the producer would find the slot at `tail` free now (a hint
+    /// for spinning).
+    #[inline]
+    pub(crate) fn looks_free(&self) -> bool {
+        let word = self.tail.0.load(Ordering::Relaxed);
+        let pos = word >> FLAG_BITS;
+        word & SLOW != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos
+    }
+
+    // ----- flags (set and cleared under the core lock)
+
+    /// Sets `SLOW` on `tail`; afterwards the ring gains no value without the
+    /// lock.
+    pub(crate) fn set_slow(&self) {
+        if self.tail.0.load(Ordering::Relaxed) & SLOW == 0 {
+            self.tail.0.fetch_or(SLOW, Ordering::AcqRel);
+        }
+    }
+
+    pub(crate) fn is_slow(&self) -> bool {
+        self.tail.0.load(Ordering::Relaxed) & SLOW != 0
+    }
+
+    /// Clears `SLOW`; only the producer's side, under the lock.
+    pub(crate) fn clear_slow(&self) {
+        self.tail.0.fetch_and(!SLOW, Ordering::AcqRel);
+    }
+
+    /// Sets or clears a flag on `head`, writing only on a change.
+    pub(crate) fn set_head_flag(&self, flag: usize, on: bool) {
+        let have = self.head.0.load(Ordering::Relaxed) & flag != 0;
+        if on && !have {
+            self.head.0.fetch_or(flag, Ordering::AcqRel);
+        } else if !on && have {
+            self.head.0.fetch_and(!flag, Ordering::AcqRel);
+        }
+    }
+
+    /// Values in the ring (claimed by the producer, not yet by a consumer).
+    pub(crate) fn len(&self) -> usize {
+        loop {
+            let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
+            let head = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
+            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == tail {
+                let mask = self.one_lap - 1;
+                let (hix, tix) = (head & mask, tail & mask);
+                return if hix < tix {
+                    tix - hix
+                } else if hix > tix {
+                    self.cap - hix + tix
+                } else if tail == head {
+                    0
+                } else {
+                    self.cap
+                };
+            }
+        }
+    }
+}
+
+impl<T> Drop for Ring<T> {
+    fn drop(&mut self) {
+        let tail = self.tail.0.load(Ordering::Relaxed) >> FLAG_BITS;
+        let mut pos = self.head.0.load(Ordering::Relaxed) >> FLAG_BITS;
+        while pos != tail {
+            let slot = self.slot(pos);
+            if slot.stamp.load(Ordering::Relaxed) == pos + 1 {
+                // SAFETY: stamped ready and never claimed; nobody else is
+                // left to read it.
+                slot.value.with_mut(|c| unsafe { (*c).assume_init_drop() });
+            }
+            pos = self.next(pos);
+        }
+    }
+}
