@@ -55,6 +55,10 @@ pub(crate) enum Flavor {
     Mpmc,
 }
 
+/// The ring of an unbounded spmc channel: values beyond it wait in the
+/// core's overflow queue.
+const UNBOUNDED_RING: usize = 256;
+
 /// In [`Chan::held`]: a sender waits (bit 0); the held count is above it.
 const SEND_WAITING: usize = 1;
 const ONE_HELD: usize = 2;
@@ -63,6 +67,9 @@ pub(crate) struct State<T> {
     /// The values, or, where the channel has a [`Ring`], only values
     /// returned by cancelled receives (older than anything in the ring).
     queue: VecDeque<T>,
+    /// Where an unbounded channel has a ring: values sent while the ring
+    /// was full (newer than anything in it), moved into it as room appears.
+    overflow: VecDeque<T>,
     /// `usize::MAX` = unbounded.
     cap: usize,
     senders: usize,
@@ -250,8 +257,10 @@ impl<T> Chan<T> {
     /// If the storage of a bounded channel cannot be allocated.
     pub(crate) fn new(cap: Option<usize>, flavor: Flavor) -> Self {
         let ring = match cap {
-            Some(c) if flavor == Flavor::Spmc && c > 0 && c <= ring::MAX_CAP => Some(Ring::new(c)),
-            _ => None,
+            _ if flavor != Flavor::Spmc => None,
+            Some(c) if c > 0 && c <= ring::MAX_CAP => Some(Ring::new(c)),
+            Some(_) => None,
+            None => Some(Ring::new(UNBOUNDED_RING)),
         };
         let mut queue = VecDeque::new();
         if let (Some(cap), None) = (cap, &ring) {
@@ -262,6 +271,7 @@ impl<T> Chan<T> {
         Chan {
             state: Mutex::new(State {
                 queue,
+                overflow: VecDeque::new(),
                 cap: cap.unwrap_or(usize::MAX),
                 senders: 1,
                 receivers: 1,
@@ -301,7 +311,7 @@ impl<T> Chan<T> {
     #[inline]
     fn queued(&self, st: &State<T>) -> usize {
         match &self.ring {
-            Some(ring) => st.queue.len() + ring.len(),
+            Some(ring) => st.queue.len() + ring.len() + st.overflow.len(),
             None => st.queue.len(),
         }
     }
@@ -338,6 +348,7 @@ impl<T> Chan<T> {
                 && st.recv_waiters.is_empty()
                 && st.receivers != 0
                 && st.queue.is_empty()
+                && st.overflow.is_empty()
                 && st.granted == 0
                 && self.held.load(Ordering::Relaxed) < ONE_HELD
             {
@@ -361,7 +372,17 @@ impl<T> Chan<T> {
     #[inline]
     fn push_back(&self, st: &mut State<T>, value: T) {
         if let Some(ring) = &self.ring {
-            ring.push_locked(value);
+            self.drain_overflow(st, ring);
+            if st.overflow.is_empty() && ring.has_room() {
+                ring.push_locked(value);
+            } else {
+                // Only an unbounded channel's ring runs out of room here.
+                if st.overflow.is_empty() {
+                    ring.set_head_flag(ring::OVERFLOW, true);
+                    ring.set_slow();
+                }
+                st.overflow.push_back(value);
+            }
             return;
         }
         st.queue.push_back(value);
@@ -384,6 +405,24 @@ impl<T> Chan<T> {
     }
 
     #[inline]
+    /// Moves overflowed values into the ring's free room, oldest first;
+    /// clears `OVERFLOW` once none is left. The producer's fast path is off
+    /// meanwhile (`SLOW` stays set while any overflow waits).
+    fn drain_overflow(&self, st: &mut State<T>, ring: &Ring<T>) {
+        if st.overflow.is_empty() {
+            return;
+        }
+        while ring.has_room() {
+            let Some(v) = st.overflow.pop_front() else {
+                break;
+            };
+            ring.push_locked(v);
+        }
+        if st.overflow.is_empty() {
+            ring.set_head_flag(ring::OVERFLOW, false);
+        }
+    }
+
     fn pop_front(&self, st: &mut State<T>) -> Option<T> {
         if let Some(ring) = &self.ring {
             if let Some(v) = st.queue.pop_front() {
@@ -395,8 +434,15 @@ impl<T> Chan<T> {
             // The caller serves a waiting producer (`refill`), so whether
             // the claim cleared `SEND_WAITING` does not matter here.
             return match ring.pop(true) {
-                Pop::Value(v, _) => Some(v),
-                Pop::Empty(_) | Pop::Slow => None,
+                Pop::Value(v, _) => {
+                    self.drain_overflow(st, ring);
+                    Some(v)
+                }
+                Pop::Empty(_) | Pop::Slow => {
+                    let v = st.overflow.pop_front();
+                    self.drain_overflow(st, ring);
+                    v
+                }
             };
         }
         let v = st.queue.pop_front();
@@ -741,9 +787,11 @@ impl<T> Chan<T> {
             if let Some(ring) = &self.ring {
                 ring.set_slow();
                 ring.set_head_flag(ring::RETURNED, false);
+                ring.set_head_flag(ring::OVERFLOW, false);
                 while let Pop::Value(v, _) = ring.pop(true) {
                     values.push_back(v);
                 }
+                values.append(&mut st.overflow);
             }
             d.drop_values(values);
             self.nonempty.0.store(false, Ordering::Relaxed);
@@ -814,8 +862,8 @@ impl<T> Chan<T> {
                 // Full: a running consumer frees a slot within microseconds
                 // (as in `recv`). Spin for it before paying for a registered
                 // wait and a wake-up per freed slot.
-                Err(v) if deadline.is_none() && !ring.is_slow() => {
-                    sync::backoff(|| ring.looks_free());
+                Err(v) if deadline.is_none() && self.cap.is_some() && !ring.is_slow() => {
+                    sync::spin(|| ring.looks_free());
                     match ring.try_push(v) {
                         Ok(()) => return Ok(()),
                         Err(v) => v,

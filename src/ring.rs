@@ -36,13 +36,17 @@
 //! - [`TX_GONE`] on `head`: the producer is gone. It is set after the last
 //!   publish, so a consumer that sees it and then an empty slot knows the
 //!   channel is drained.
+//! - [`OVERFLOW`] on `head`: an unbounded channel's ring filled up and newer
+//!   values wait in the core's overflow queue (with `SLOW` set, so that the
+//!   producer appends there, behind them). A consumer that finds the ring
+//!   empty takes the lock, which moves them into the ring.
 
 use std::mem::MaybeUninit;
 
 use crate::sync::{self, AtomicUsize, Ordering, UnsafeCell};
 
 /// The low bits of `head` and `tail` are flags; the position is above them.
-const FLAG_BITS: u32 = 3;
+const FLAG_BITS: u32 = 4;
 const FLAGS: usize = (1 << FLAG_BITS) - 1;
 /// Positions wrap at this mask (stamps hold positions, not words).
 const POS_MASK: usize = usize::MAX >> FLAG_BITS;
@@ -55,6 +59,10 @@ pub(crate) const RETURNED: usize = 1;
 pub(crate) const SEND_WAITING: usize = 2;
 /// On `head`: the producer is gone.
 pub(crate) const TX_GONE: usize = 4;
+/// On `head`: newer values wait in the core's overflow queue (an unbounded
+/// channel whose ring filled up); a consumer that finds the ring empty goes
+/// to the lock for them.
+pub(crate) const OVERFLOW: usize = 8;
 
 /// The largest capacity a ring serves (positions need room for laps).
 pub(crate) const MAX_CAP: usize = POS_MASK >> 16;
@@ -214,7 +222,7 @@ impl<T> Ring<T> {
             if stamp == pos + 1 {
                 // The claim clears `SEND_WAITING`: this consumer serves the
                 // waiting producer.
-                let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE));
+                let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE | OVERFLOW));
                 match self.head.0.compare_exchange_weak(
                     word,
                     next,
@@ -239,6 +247,9 @@ impl<T> Ring<T> {
             }
             let prev_lap = (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK;
             if stamp == pos || stamp == prev_lap {
+                if word & OVERFLOW != 0 && !settle {
+                    return Pop::Slow;
+                }
                 // Not written yet (the slot may still be being read from its
                 // last lap). `word` was read before the stamp, so with
                 // `TX_GONE` in it every value is visible: drained.
@@ -261,7 +272,7 @@ impl<T> Ring<T> {
     pub(crate) fn looks_nonempty(&self) -> bool {
         let word = self.head.0.load(Ordering::Relaxed);
         let pos = word >> FLAG_BITS;
-        word & RETURNED != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos + 1
+        word & (RETURNED | OVERFLOW) != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos + 1
     }
 
     /// Whether the producer would find the slot at `tail` free now (a hint
@@ -300,6 +311,12 @@ impl<T> Ring<T> {
         } else if !on && have {
             self.head.0.fetch_and(!flag, Ordering::AcqRel);
         }
+    }
+
+    /// Whether [`push_locked`](Self::push_locked) has a slot (perhaps one a
+    /// consumer is still reading out).
+    pub(crate) fn has_room(&self) -> bool {
+        self.len() < self.cap
     }
 
     /// Values in the ring (claimed by the producer, not yet by a consumer).

@@ -115,3 +115,18 @@ pub(crate) fn backoff(mut ready: impl FnMut() -> bool) -> bool {
     }
     ready()
 }
+
+/// Like [`backoff`] without the yields: spins (exponentially longer rounds)
+/// until `ready()` is true or the spin budget is spent.
+#[inline]
+pub(crate) fn spin(mut ready: impl FnMut() -> bool) -> bool {
+    for round in 0..SPIN_ROUNDS {
+        if ready() {
+            return true;
+        }
+        for _ in 0..(1u32 << round) {
+            spin_loop();
+        }
+    }
+    ready()
+}

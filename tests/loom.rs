@@ -726,6 +726,368 @@ fn select_timeout_racing_a_send() {
     });
 }
 
+// ----- the spmc ring (bounded, cap > 0): lock-free data path, locked slow path
+
+/// Asserts that the consumers' values together are `1..=n`, each received
+/// exactly once, and that each consumer got its values in increasing order
+/// (one producer, FIFO: a later claim of `head` is a later value).
+fn assert_each_once_in_order(parts: &[&[u32]], n: u32) {
+    let mut all = Vec::new();
+    for part in parts {
+        assert!(
+            part.windows(2).all(|w| w[0] < w[1]),
+            "out of order: {parts:?}"
+        );
+        all.extend_from_slice(part);
+    }
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (1..=n).collect::<Vec<_>>(),
+        "lost or duplicated: {parts:?}"
+    );
+}
+
+/// Two consumer threads race on `head` (one with two `try_recv`s, one with
+/// one) while the producer `try_send`s through the ring: bounded(2) with
+/// two values (both fit), bounded(1) with two values, the second of which
+/// fits only if a consumer's claim came first (the producer may then wait,
+/// under the lock, for that consumer to stamp the slot free). Every value
+/// sent is received exactly once, each consumer's values in order. Asserts
+/// loom explored each consumer getting nothing and something, and on
+/// bounded(1) both outcomes of the second send.
+///
+/// (bounded(2) with a third value, which wraps around and may find the
+/// ring full, explores ~940,000 executions at the CI bound, about 40 s:
+/// `ring_slots_are_reused_across_laps` covers the wrap-around instead.)
+#[test]
+fn ring_two_consumers_receive_each_value_once() {
+    for cap in [1, 2] {
+        let seen = [Seen::default(), Seen::default(), Seen::default()];
+        let s = seen.clone();
+        model(move || {
+            let (mut tx, rx) = spmc::bounded::<u32>(cap);
+            let (rx_a, rx_b) = (rx.clone(), rx.clone());
+            let a = thread::spawn(move || {
+                [rx_a.try_recv(), rx_a.try_recv()]
+                    .into_iter()
+                    .filter_map(Result::ok)
+                    .collect::<Vec<_>>()
+            });
+            let b = thread::spawn(move || rx_b.try_recv().ok());
+            tx.try_send(1).unwrap();
+            let n = match tx.try_send(2) {
+                Ok(()) => 2,
+                Err(e) => {
+                    assert!(cap == 1 && e.is_full(), "{e:?}");
+                    1
+                }
+            };
+            let a = a.join().unwrap();
+            let b: Vec<u32> = b.join().unwrap().into_iter().collect();
+            let mut rest = Vec::new();
+            while let Ok(v) = rx.try_recv() {
+                rest.push(v);
+            }
+            s[0].mark(n == 2);
+            s[1].mark(a.is_empty());
+            s[2].mark(b.is_empty());
+            dbg_note(format!("a={a:?} b={b:?} rest={rest:?}"));
+            assert_each_once_in_order(&[&a, &b, &rest], n);
+            assert!(tx.is_empty());
+        });
+        dbg_dump("two_consumers");
+        if cap == 1 {
+            seen[0].assert_both("the second send found room / the ring full");
+        }
+        seen[1].assert_both("the two-claim consumer got nothing / something");
+        seen[2].assert_both("the one-claim consumer got nothing / something");
+    }
+}
+
+/// More values than slots between a producer thread (blocking `send`) and
+/// a consumer thread (blocking `recv`), so every slot is reused across laps
+/// (its stamp goes from "holds lap k" to "free for lap k + 1") while the
+/// producer may be waiting for it: bounded(1) with 3 values, bounded(2)
+/// with 4. Everything arrives once, in order, and the ring ends empty with
+/// its whole capacity free.
+#[test]
+fn ring_slots_are_reused_across_laps() {
+    for cap in [1, 2] {
+        let n = cap as u32 + 2;
+        model(move || {
+            let (mut tx, rx) = spmc::bounded::<u32>(cap);
+            let c = thread::spawn(move || {
+                let got: Vec<u32> = (0..n).map(|_| rx.recv().unwrap()).collect();
+                (got, rx)
+            });
+            for v in 1..=n {
+                tx.send(v).unwrap();
+            }
+            let (got, rx) = c.join().unwrap();
+            assert_eq!(got, (1..=n).collect::<Vec<_>>());
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            for v in 0..cap as u32 {
+                tx.try_send(v).unwrap();
+            }
+            assert!(tx.try_send(9).unwrap_err().is_full());
+        });
+    }
+}
+
+/// A blocking `recv` (spinning on the ring, then announcing itself with
+/// `SLOW` under the lock, re-checking the ring and registering) races the
+/// producer publishing two values: `send` on bounded(1) (the second waits
+/// for room), `try_send` on bounded(2) (its fast-path claim fails if `SLOW`
+/// was set meanwhile, and the value goes through the lock). The receiver
+/// gets both, in order, and afterwards the capacity is whole again (`SLOW`
+/// and the accounting are settled).
+#[test]
+fn ring_blocked_receiver_registers_while_producer_publishes() {
+    for cap in [1, 2] {
+        model(move || {
+            let (mut tx, rx) = spmc::bounded::<u32>(cap);
+            let r = thread::spawn(move || {
+                let got = [rx.recv(), rx.recv()];
+                (got, rx)
+            });
+            if cap == 1 {
+                tx.send(1).unwrap();
+                tx.send(2).unwrap();
+            } else {
+                tx.try_send(1).unwrap();
+                tx.try_send(2).unwrap();
+            }
+            let (got, rx) = r.join().unwrap();
+            assert_eq!(got, [Ok(1), Ok(2)]);
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            for v in 0..cap as u32 {
+                tx.try_send(v).unwrap();
+            }
+            assert!(tx.try_send(9).unwrap_err().is_full());
+        });
+    }
+}
+
+/// An async `recv` polled on the main thread races a producer thread
+/// `try_send`ing `cap` values. Either the poll finds the first value, or it
+/// registers (setting `SLOW`) and the producer, going through the lock,
+/// wakes it exactly once with the value put in the ring; the re-poll takes
+/// it. The rest stays queued in order, and the capacity is whole again.
+/// Asserts loom explored both outcomes of the first poll.
+#[test]
+fn ring_async_receiver_registers_while_producer_publishes() {
+    for cap in [1, 2] {
+        let seen = Seen::default();
+        let s = seen.clone();
+        model(move || {
+            let (mut tx, rx) = spmc::bounded_async::<u32>(cap);
+            let n = cap as u32;
+            let p = thread::spawn(move || {
+                for v in 1..=n {
+                    tx.try_send(v).unwrap();
+                }
+                tx
+            });
+            let (c, w) = counting_waker();
+            let mut f = Box::pin(rx.recv());
+            let first = poll_once(&mut f, &w);
+            let mut tx = p.join().unwrap();
+            s.mark(first.is_ready());
+            match first {
+                Poll::Ready(v) => assert_eq!(v, Ok(1)),
+                Poll::Pending => {
+                    assert_eq!(wakes(&c), 1, "the registered task was not woken once");
+                    assert_eq!(poll_once(&mut f, &w), Poll::Ready(Ok(1)));
+                }
+            }
+            drop(f);
+            for v in 2..=n {
+                assert_eq!(rx.try_recv(), Ok(v));
+            }
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            for v in 0..n {
+                tx.try_send(v).unwrap();
+            }
+            assert!(tx.try_send(9).unwrap_err().is_full());
+        });
+        seen.assert_both("the first poll found the value / registered");
+    }
+}
+
+/// bounded_async(2), two pending futures (f1 older). A producer thread
+/// `try_send`s two values while f1, possibly already woken (the value put
+/// in the ring for it), is dropped without being polled: its wake-up passes
+/// to f2 (`pass_wake`), which takes the first value; the second stays
+/// queued; nothing is lost and the capacity is whole again. Asserts loom
+/// explored f1 dropped before and after being woken.
+#[test]
+fn ring_cancelled_woken_task_passes_the_wake_up_to_next_task() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(2);
+        let (c1, w1) = counting_waker();
+        let (c2, w2) = counting_waker();
+        let mut f1 = Box::pin(rx.recv());
+        let mut f2 = Box::pin(rx.recv());
+        assert!(poll_once(&mut f1, &w1).is_pending());
+        assert!(poll_once(&mut f2, &w2).is_pending());
+        let p = thread::spawn(move || {
+            tx.try_send(1).unwrap();
+            tx.try_send(2).unwrap();
+            tx
+        });
+        drop(f1);
+        let mut tx = p.join().unwrap();
+        s.mark(wakes(&c1) > 0);
+        assert!(wakes(&c2) >= 1, "the wake-up was not passed on");
+        assert_eq!(poll_once(&mut f2, &w2), Poll::Ready(Ok(1)));
+        drop(f2);
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(3).unwrap();
+        tx.try_send(4).unwrap();
+        assert!(tx.try_send(5).unwrap_err().is_full());
+    });
+    seen.assert_both("f1 dropped before / after being woken");
+}
+
+/// bounded_async(1): a pending future (the older waiter) and a blocked
+/// thread receiver; the producer thread `send`s two values (the second
+/// waits for room) while the future is dropped without being polled. The
+/// thread gets the first value (handed over, or from the ring once the
+/// cancelled task's wake-up reaches it), its claim serves the waiting
+/// producer, and the second value is queued.
+#[test]
+fn ring_cancelled_woken_task_passes_the_wake_up_to_thread() {
+    model(|| {
+        let (tx, rx) = spmc::bounded_async::<u32>(1);
+        let (_c1, w1) = counting_waker();
+        let mut f1 = Box::pin(rx.recv());
+        assert!(poll_once(&mut f1, &w1).is_pending());
+        let srx = rx.to_sync();
+        let t = thread::spawn(move || srx.recv());
+        let mut tx = tx.into_sync();
+        let p = thread::spawn(move || {
+            tx.send(1).unwrap();
+            tx.send(2).unwrap();
+            tx
+        });
+        drop(f1);
+        assert_eq!(t.join().unwrap(), Ok(1));
+        let mut tx = p.join().unwrap();
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(3).unwrap();
+        assert!(tx.is_full());
+    });
+}
+
+/// The producer thread publishes `cap + 1` values (blocking `send`) and
+/// drops (`TX_GONE` after its last publish) while a consumer thread
+/// receives until `Err(RecvError)` and the main thread races it with one
+/// `try_recv`: together they get every value once, in order each, the
+/// thread only then sees the disconnection, and so does a `try_recv`
+/// afterwards. Asserts loom explored the racing `try_recv` getting a value
+/// and not.
+#[test]
+fn ring_consumers_drain_then_see_disconnection() {
+    for cap in [1, 2] {
+        let n = cap as u32 + 1;
+        let seen = Seen::default();
+        let s = seen.clone();
+        model(move || {
+            let (mut tx, rx) = spmc::bounded::<u32>(cap);
+            let rx2 = rx.clone();
+            let p = thread::spawn(move || {
+                for v in 1..=n {
+                    tx.send(v).unwrap();
+                }
+            });
+            let c = thread::spawn(move || {
+                let mut got = Vec::new();
+                loop {
+                    match rx2.recv() {
+                        Ok(v) => got.push(v),
+                        Err(RecvError) => return got,
+                    }
+                }
+            });
+            // `Disconnected` only once the thread has taken every value.
+            let mine = rx.try_recv();
+            p.join().unwrap();
+            let got = c.join().unwrap();
+            s.mark(mine.is_ok());
+            dbg_note(format!("mine={mine:?} got={got:?}"));
+            let mine: Vec<u32> = mine.into_iter().collect();
+            assert_each_once_in_order(&[&got, &mine], n);
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+            assert_eq!(rx.recv(), Err(RecvError));
+        });
+        dbg_dump("drain");
+        seen.assert_both("the racing try_recv got a value / not");
+    }
+}
+
+/// bounded(1) full; the producer's blocking `send` (spinning on nothing
+/// under loom, then registering and setting `SEND_WAITING` with `fetch_or`,
+/// then checking the room with the `head` it gets back) races a consumer
+/// thread's lock-free `try_recv`, whose claim either comes first (the
+/// producer sees the room) or clears the flag and serves the producer under
+/// the lock. The send always completes, and the value is queued.
+#[test]
+fn ring_pop_wakes_producer_blocked_on_full_ring() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(1);
+        tx.send(1).unwrap();
+        let rx2 = rx.clone();
+        let c = thread::spawn(move || rx2.try_recv());
+        tx.send(2).unwrap();
+        assert_eq!(c.join().unwrap(), Ok(1));
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(3).unwrap();
+        assert!(tx.is_full());
+    });
+}
+
+/// The same with an async `send` polled by hand: if its first poll is
+/// `Pending` (registered, `SEND_WAITING` set), the consumer's claim must
+/// grant it the freed slot and wake it exactly once; the re-poll sends.
+/// The grant is used, not leaked: the capacity is exactly 1 afterwards.
+/// Asserts loom explored both outcomes of the first poll.
+#[test]
+fn ring_pop_wakes_async_producer_blocked_on_full_ring() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        tx.try_send(1).unwrap();
+        let rx2 = rx.clone();
+        let c = thread::spawn(move || rx2.try_recv());
+        let (cw, w) = counting_waker();
+        {
+            let mut f = Box::pin(tx.send(2));
+            let first = poll_once(&mut f, &w);
+            assert_eq!(c.join().unwrap(), Ok(1));
+            s.mark(first.is_ready());
+            match first {
+                Poll::Ready(r) => assert!(r.is_ok()),
+                Poll::Pending => {
+                    assert_eq!(wakes(&cw), 1, "the waiting producer was not woken once");
+                    assert!(matches!(poll_once(&mut f, &w), Poll::Ready(Ok(()))));
+                }
+            }
+        }
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(3).unwrap();
+        assert!(matches!(tx.try_send(4), Err(TrySendError::Full(4))));
+    });
+    seen.assert_both("the first poll found room / registered");
+}
+
 // ----- the models explore more than one schedule
 
 /// A race whose outcome depends on the schedule: loom must explore both a
@@ -754,4 +1116,16 @@ fn loom_explores_both_orders_of_a_race() {
         }
     });
     assert!(seen[0].load(Relaxed) && seen[1].load(Relaxed));
+}
+
+static DBG: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+fn dbg_note(s: String) {
+    DBG.lock().unwrap().insert(s);
+}
+fn dbg_dump(name: &str) {
+    eprintln!(
+        "OUTCOMES {name}: {:?}",
+        std::mem::take(&mut *DBG.lock().unwrap())
+    );
 }

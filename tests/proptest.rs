@@ -40,7 +40,8 @@ enum RecvFut {
     Handed(u32),
     /// Woken without a value: by the last sender's drop, (bounded(0)) by
     /// a waiting sender whose value it is to take when polled, or (a bounded
-    /// spmc channel, whose values stay in its ring) by a value it is to take
+    /// spmc channel other than `bounded(0)`, whose values stay in its ring)
+    /// by a value it is to take
     /// from the queue when polled, if no other receiver took it first.
     Woken,
 }
@@ -62,8 +63,9 @@ enum SendFut {
 #[derive(Clone, Debug)]
 struct Model {
     cap: Option<usize>,
-    /// A bounded spmc channel (`cap > 0`): a waiting task is woken, not
-    /// handed a value, and takes a value from the queue when it runs.
+    /// An spmc channel other than `bounded(0)` (its values move through a
+    /// ring): a waiting task is woken, not handed a value, and takes a value
+    /// from the queue when it runs.
     ring: bool,
     queue: VecDeque<u32>,
     senders: usize,
@@ -82,7 +84,7 @@ impl Model {
     fn new(cap: Option<usize>, mpmc: bool) -> Self {
         Model {
             cap,
-            ring: !mpmc && matches!(cap, Some(c) if c > 0),
+            ring: !mpmc && cap != Some(0),
             queue: VecDeque::new(),
             senders: 1,
             receivers: 1,

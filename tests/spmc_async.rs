@@ -31,12 +31,13 @@ fn chan<T>(cap: Option<usize>) -> (AsyncSender<T>, AsyncReceiver<T>) {
 const HANDOFF_CAPS: [Option<usize>; 3] = [Some(1), Some(8), None];
 
 /// Whether a value sent while a task waits stays in the channel (counted by
-/// `len()`, taking room) until a receiver takes it: a bounded spmc channel
-/// keeps its values in a ring outside the lock and wakes the task instead of
-/// handing the value over, so any receiver that runs first may take it (the
-/// woken task then waits again). Elsewhere the value is handed to the task.
+/// `len()`, taking room) until a receiver takes it: an spmc channel other
+/// than `bounded(0)` keeps its values in a ring outside the lock and wakes
+/// the task instead of handing the value over, so any receiver that runs
+/// first may take it (the woken task then waits again). Elsewhere the value
+/// is handed to the task.
 fn stays_queued(cap: Option<usize>) -> bool {
-    matches!(cap, Some(c) if c > 0)
+    cap != Some(0)
 }
 
 fn counts(ws: &[(Arc<CountingWaker>, Waker)]) -> Vec<usize> {

@@ -1,0 +1,210 @@
+//! The lock-free data path of spmc channels (`src/ring.rs`): slots reused
+//! over many laps, an unbounded channel's overflow beyond its ring, values
+//! returned ahead of the ring, and the flags that send the fast paths to the
+//! lock. Single-threaded and deterministic; the races are in `tests/loom.rs`
+//! and the stress tests.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use amphi::{spmc, TryRecvError};
+
+fn poll<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(futures::task::noop_waker_ref()))
+}
+
+/// Bounded rings of several sizes, filled and drained in uneven steps for
+/// many laps: every value comes out once, in order, and `len`/`is_full`
+/// follow.
+#[test]
+fn slots_are_reused_over_many_laps_in_order() {
+    for cap in [1, 2, 3, 7, 64] {
+        let (mut tx, rx) = spmc::bounded::<u64>(cap);
+        let (mut next_in, mut next_out) = (0u64, 0u64);
+        let laps = if cfg!(miri) { 5 } else { 200 };
+        for step in 0..laps * cap {
+            let burst = 1 + step % cap;
+            for _ in 0..burst {
+                match tx.try_send(next_in) {
+                    Ok(()) => next_in += 1,
+                    Err(e) => {
+                        assert!(e.is_full());
+                        assert_eq!(rx.len(), cap);
+                        assert!(rx.is_full());
+                        break;
+                    }
+                }
+            }
+            assert_eq!(rx.len() as u64, next_in - next_out);
+            for _ in 0..(1 + step % 3) {
+                match rx.try_recv() {
+                    Ok(v) => {
+                        assert_eq!(v, next_out, "cap {cap}");
+                        next_out += 1;
+                    }
+                    Err(e) => {
+                        assert_eq!(e, TryRecvError::Empty);
+                        assert_eq!(next_in, next_out);
+                    }
+                }
+            }
+        }
+        while let Ok(v) = rx.try_recv() {
+            assert_eq!(v, next_out);
+            next_out += 1;
+        }
+        assert_eq!(next_in, next_out);
+        assert!(rx.is_empty());
+    }
+}
+
+/// An unbounded channel's ring is finite: values beyond it overflow into
+/// the core and come back, in order, as the ring drains; sends stay
+/// non-blocking throughout.
+#[test]
+fn unbounded_overflow_keeps_fifo_order() {
+    let n: u64 = if cfg!(miri) { 600 } else { 10_000 };
+    let (mut tx, rx) = spmc::unbounded::<u64>();
+    for i in 0..n {
+        tx.try_send(i).unwrap();
+    }
+    assert_eq!(rx.len() as u64, n);
+    assert!(!rx.is_full());
+    // Interleave: take a few, send a few more; order holds across the
+    // ring/overflow boundary.
+    let mut want = 0;
+    let mut sent = n;
+    for round in 0..(n / 10) {
+        for _ in 0..7 {
+            assert_eq!(rx.try_recv(), Ok(want));
+            want += 1;
+        }
+        if round % 2 == 0 {
+            for _ in 0..3 {
+                tx.send(sent).unwrap();
+                sent += 1;
+            }
+        }
+    }
+    while let Ok(v) = rx.try_recv() {
+        assert_eq!(v, want);
+        want += 1;
+    }
+    assert_eq!(want, sent);
+    drop(tx);
+    assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+}
+
+/// Values left in the ring and in the overflow when the channel goes away
+/// are dropped exactly once (Miri checks for leaks).
+#[test]
+fn values_left_behind_are_dropped() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    struct D(Arc<AtomicUsize>);
+    impl Drop for D {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    {
+        let (mut tx, rx) = spmc::unbounded::<D>();
+        for _ in 0..300 {
+            tx.send(D(drops.clone())).unwrap();
+        }
+        drop(rx.try_recv().unwrap());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 300);
+    {
+        let (mut tx, rx) = spmc::bounded::<D>(4);
+        for _ in 0..4 {
+            tx.send(D(drops.clone())).unwrap();
+        }
+        // Receivers gone first: the values go at once, the send fails.
+        drop(rx);
+        assert_eq!(drops.load(Ordering::SeqCst), 304);
+        assert!(tx.try_send(D(drops.clone())).is_err());
+        assert_eq!(drops.load(Ordering::SeqCst), 305);
+    }
+}
+
+/// A woken task whose future is dropped leaves its value in the channel, and
+/// a task that registered while values overflowed gets the oldest.
+#[test]
+fn woken_tasks_take_values_from_the_ring_and_overflow() {
+    for cap in [Some(2), None] {
+        let (mut tx, rx) = match cap {
+            Some(c) => spmc::bounded_async::<u32>(c),
+            None => spmc::unbounded_async::<u32>(),
+        };
+        let mut f1 = Box::pin(rx.recv());
+        let mut f2 = Box::pin(rx.recv());
+        assert!(poll(f1.as_mut()).is_pending());
+        assert!(poll(f2.as_mut()).is_pending());
+        tx.try_send(1).unwrap();
+        // f1 was woken; dropping it passes the wake-up on to f2.
+        drop(f1);
+        tx.try_send(2).unwrap();
+        assert_eq!(poll(f2.as_mut()), Poll::Ready(Ok(1)));
+        assert_eq!(rx.try_recv(), Ok(2));
+        if cap.is_none() {
+            let mut f3 = Box::pin(rx.recv());
+            assert!(poll(f3.as_mut()).is_pending());
+            for i in 0..1000 {
+                tx.try_send(i).unwrap();
+            }
+            assert_eq!(poll(f3.as_mut()), Poll::Ready(Ok(0)));
+            assert_eq!(rx.len(), 999);
+            for i in 1..1000 {
+                assert_eq!(rx.try_recv(), Ok(i));
+            }
+        }
+        assert!(rx.is_empty());
+    }
+}
+
+/// A blocked receiver thread is served straight from the sender once
+/// nothing older waits in the channel, and from the ring otherwise.
+#[test]
+#[cfg_attr(miri, ignore)] // real threads and sleeps
+fn blocked_threads_get_values_in_order() {
+    use std::thread;
+    use std::time::Duration;
+    for cap in [Some(1), Some(8), None] {
+        let (mut tx, rx) = match cap {
+            Some(c) => spmc::bounded::<u32>(c),
+            None => spmc::unbounded::<u32>(),
+        };
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let rx = rx.clone();
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    while let Ok(v) = rx.recv() {
+                        got.push(v);
+                    }
+                    got
+                })
+            })
+            .collect();
+        thread::sleep(Duration::from_millis(20));
+        for i in 0..3000 {
+            tx.send(i).unwrap();
+            if i % 500 == 0 {
+                thread::sleep(Duration::from_millis(2));
+            }
+        }
+        drop(tx);
+        let mut all = Vec::new();
+        for h in hs {
+            let got = h.join().unwrap();
+            assert!(got.windows(2).all(|w| w[0] < w[1]), "cap {cap:?}");
+            all.extend(got);
+        }
+        all.sort_unstable();
+        assert_eq!(all, (0..3000).collect::<Vec<_>>());
+    }
+}
