@@ -826,6 +826,7 @@ impl<T> Chan<T> {
 
     // ----- sending
 
+    #[inline]
     pub(crate) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         let value = match &self.ring {
             Some(ring) => match ring.try_push(value) {
@@ -834,6 +835,12 @@ impl<T> Chan<T> {
             },
             None => value,
         };
+        self.try_send_locked(value)
+    }
+
+    /// `try_send` past the ring's fast path: under the lock.
+    #[inline(never)]
+    fn try_send_locked(&self, value: T) -> Result<(), TrySendError<T>> {
         let mut st = self.lock();
         self.settle_slow(&st);
         if st.nobody_waits() && st.receivers != 0 {
@@ -1025,7 +1032,31 @@ impl<T> Chan<T> {
     }
 
     /// Polls an async send. On `Ready(Err(v))` every receiver is gone.
+    #[inline]
     pub(crate) fn poll_send(
+        &self,
+        mut w: Pin<&mut SendWait<T>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), T>> {
+        // The ring's fast path first, unless the last async send had to
+        // wait (the hint): everything else is out of line, so that this
+        // path stays short.
+        if let Some(ring) = &self.ring {
+            let (_, value, registered) = w.as_mut().project();
+            if !*registered && !self.full.0.load(Ordering::Relaxed) {
+                if let Some(v) = value.take() {
+                    match ring.try_push(v) {
+                        Ok(()) => return Poll::Ready(Ok(())),
+                        Err(v) => *value = Some(v),
+                    }
+                }
+            }
+        }
+        self.poll_send_slow(w, cx)
+    }
+
+    #[inline(never)]
+    fn poll_send_slow(
         &self,
         w: Pin<&mut SendWait<T>>,
         cx: &mut Context<'_>,
@@ -1228,23 +1259,35 @@ impl<T> Chan<T> {
 
     // ----- receiving
 
+    #[inline]
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
         if let Some(ring) = &self.ring {
             match ring.pop(false) {
                 Pop::Value(v, false) => return Ok(v),
-                Pop::Value(v, true) => {
-                    // The producer waits for the room this left.
-                    let mut d = Deferred::new();
-                    let mut st = self.lock();
-                    self.refill(&mut st, &mut d);
-                    drop(st);
-                    return Ok(self.finish_take(v, d));
-                }
+                Pop::Value(v, true) => return Ok(self.serve_sender_after(v)),
                 Pop::Empty(false) => return Err(TryRecvError::Empty),
                 Pop::Empty(true) => return Err(TryRecvError::Disconnected),
                 Pop::Slow => {}
             }
         }
+        self.try_recv_locked()
+    }
+
+    /// A pop from the ring that cleared `SEND_WAITING`: the producer waits
+    /// for the room it left; serve it, then hand `v` back.
+    #[cold]
+    #[inline(never)]
+    fn serve_sender_after(&self, v: T) -> T {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        self.refill(&mut st, &mut d);
+        drop(st);
+        self.finish_take(v, d)
+    }
+
+    /// `try_recv` past the ring's fast path: under the lock.
+    #[inline(never)]
+    fn try_recv_locked(&self) -> Result<T, TryRecvError> {
         let mut st = self.lock();
         if st.send_waiters.is_empty() {
             if let Some(v) = self.pop_front(&mut st) {
@@ -1361,7 +1404,29 @@ impl<T> Chan<T> {
     }
 
     /// Polls an async receive.
+    #[inline]
     pub(crate) fn poll_recv(
+        &self,
+        w: Pin<&mut RecvWait<T>>,
+        waker: &Waker,
+    ) -> Poll<Result<T, TryRecvError>> {
+        // The ring's fast path first; everything else is out of line, so
+        // that this path stays short.
+        if let Some(ring) = &self.ring {
+            if !w.is_registered() {
+                match ring.pop(false) {
+                    Pop::Value(v, false) => return Poll::Ready(Ok(v)),
+                    Pop::Value(v, true) => return Poll::Ready(Ok(self.serve_sender_after(v))),
+                    Pop::Empty(true) => return Poll::Ready(Err(TryRecvError::Disconnected)),
+                    Pop::Empty(false) | Pop::Slow => {}
+                }
+            }
+        }
+        self.poll_recv_slow(w, waker)
+    }
+
+    #[inline(never)]
+    fn poll_recv_slow(
         &self,
         w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
