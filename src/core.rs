@@ -257,7 +257,6 @@ impl<T> Chan<T> {
     /// If the storage of a bounded channel cannot be allocated.
     pub(crate) fn new(cap: Option<usize>, flavor: Flavor) -> Self {
         let ring = match cap {
-            _ if flavor != Flavor::Spmc => None,
             Some(c) if c > 0 && c <= ring::MAX_CAP => Some(Ring::new(c)),
             Some(_) => None,
             None => Some(Ring::new(UNBOUNDED_RING)),
@@ -300,9 +299,12 @@ impl<T> Chan<T> {
         self.cap
     }
 
-    /// Room for one more value without exceeding the capacity.
+    /// Room for one more value without exceeding the capacity. With cloneable
+    /// senders and a ring, other senders are first kept off the ring's fast
+    /// path (`SLOW`), so that the room found stays there for the lock holder.
     #[inline]
     fn has_space(&self, st: &State<T>) -> bool {
+        self.exclude_senders();
         let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
         self.queued(st) + held + st.granted < st.cap
     }
@@ -327,6 +329,28 @@ impl<T> Chan<T> {
 
     // ----- the ring's flags (under the lock)
 
+    /// With cloneable senders, the lock holder is about to count or use the
+    /// ring's room: keep the other senders off the fast path (`SLOW`) until
+    /// a producer's locked path settles it again. Nothing for spmc, whose one
+    /// producer is here or blocked.
+    #[inline]
+    fn exclude_senders(&self) {
+        if let Some(ring) = &self.ring {
+            if self.flavor == Flavor::Mpmc {
+                ring.set_slow();
+            }
+        }
+    }
+
+    /// The ring's fast path for whichever kind of producer the channel has.
+    #[inline]
+    fn ring_push(&self, ring: &Ring<T>, value: T) -> Result<(), T> {
+        match self.flavor {
+            Flavor::Spmc => ring.try_push(value),
+            Flavor::Mpmc => ring.try_push_shared(value),
+        }
+    }
+
     /// A receiver is about to look, under the lock, before it waits: from
     /// now on the ring gains no value without the lock, so what it finds
     /// holds until it is registered.
@@ -337,15 +361,16 @@ impl<T> Chan<T> {
         }
     }
 
-    /// The producer's side, under the lock, before it sends: clears the
-    /// ring's `SLOW` flag once nothing needs it (set by `announce_receiver`,
-    /// `drop_receiver`, `push_front` and grants; `held` only grows while a
-    /// receiver waits, which keeps the flag set).
+    /// A producer's locked path, once it has sent: clears the ring's `SLOW`
+    /// flag if nothing needs it any more (set by `announce_receiver`,
+    /// `drop_receiver`, `push_front`, grants, overflow, and for mpmc by
+    /// `exclude_senders`; waiting senders keep it, so that they go first).
     #[inline]
     fn settle_slow(&self, st: &State<T>) {
         if let Some(ring) = &self.ring {
             if ring.is_slow()
                 && st.recv_waiters.is_empty()
+                && st.send_waiters.is_empty()
                 && st.receivers != 0
                 && st.queue.is_empty()
                 && st.overflow.is_empty()
@@ -372,6 +397,7 @@ impl<T> Chan<T> {
     #[inline]
     fn push_back(&self, st: &mut State<T>, value: T) {
         if let Some(ring) = &self.ring {
+            self.exclude_senders();
             self.drain_overflow(st, ring);
             if st.overflow.is_empty() && ring.has_room() {
                 ring.push_locked(value);
@@ -458,9 +484,8 @@ impl<T> Chan<T> {
     /// `recv_waiters`. Where the channel has a ring, a task is only woken,
     /// with the value put where it takes it from when it runs (the front of
     /// the queue if `front`, else the ring): its room stays counted where
-    /// it is, and a cancelled task leaves nothing to return. So is a thread
-    /// while older values wait there for woken receivers: a value handed
-    /// past them could reach a receiver before an older one it takes later.
+    /// it is, and a cancelled task leaves nothing to return. A thread gets a
+    /// value at once: the oldest in the channel, `value` taking its place.
     fn hand_off(
         &self,
         st: &mut State<T>,
@@ -471,13 +496,31 @@ impl<T> Chan<T> {
     ) {
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
         let n = unsafe { node.as_ref() };
-        if self.ring.is_some() && (n.is_task() || self.queued(st) != 0) {
+        if self.ring.is_some() && n.is_task() {
             if front {
                 self.push_front(st, value);
             } else {
                 self.push_back(st, value);
             }
             Self::notify(node, d);
+        } else if self.ring.is_some() && !front && self.queued(st) != 0 {
+            // Older values wait for woken receivers: the thread takes the
+            // oldest and `value` goes to the back, so that no receiver gets
+            // a value older than one it already has. The count is unchanged,
+            // so this needs no room.
+            match self.pop_front(st) {
+                Some(oldest) => {
+                    self.push_back(st, value);
+                    // The pop may have cleared the flag a waiting sender
+                    // relies on; the room it left is taken again.
+                    self.sync_send_waiting(st);
+                    // SAFETY: popped just now; published after the lock.
+                    unsafe { d.push(Notify::Thread(node, Some(oldest))) };
+                }
+                // Taken by a running receiver meanwhile.
+                // SAFETY: as above.
+                None => unsafe { d.push(Notify::Thread(node, Some(value))) },
+            }
         } else if n.is_task() {
             if self.holds {
                 self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
@@ -509,8 +552,19 @@ impl<T> Chan<T> {
     }
 
     /// Sends without waiting, past the fast path: to a waiting receiver, else
-    /// into the queue.
+    /// into the queue; then settles the ring's `SLOW` flag.
     fn try_push(
+        &self,
+        st: &mut State<T>,
+        value: T,
+        d: &mut Deferred<T>,
+    ) -> Result<(), TrySendError<T>> {
+        let r = self.try_push_inner(st, value, d);
+        self.settle_slow(st);
+        r
+    }
+
+    fn try_push_inner(
         &self,
         st: &mut State<T>,
         value: T,
@@ -519,14 +573,12 @@ impl<T> Chan<T> {
         if st.receivers == 0 {
             return Err(TrySendError::Disconnected(value));
         }
-        self.settle_slow(st);
-        // Where there is a ring, a value goes straight to a waiting receiver
-        // only if that is a thread and nothing older waits in the channel;
-        // otherwise it is queued for the receiver it wakes, which needs room
+        // Where there is a ring, a waiting task is woken to take a value
+        // from it, which needs room; a waiting thread is given one at once
         // (`hand_off`). Decided before a selecting thread is claimed.
         if self.ring.is_some()
             && !self.has_space(st)
-            && (self.queued(st) != 0 || st.recv_waiters.live_front().map_or(true, |n| n.is_task()))
+            && st.recv_waiters.live_front().map_or(true, |n| n.is_task())
         {
             return Err(TrySendError::Full(value));
         }
@@ -829,7 +881,7 @@ impl<T> Chan<T> {
     #[inline]
     pub(crate) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         let value = match &self.ring {
-            Some(ring) => match ring.try_push(value) {
+            Some(ring) => match self.ring_push(ring, value) {
                 Ok(()) => return Ok(()),
                 Err(v) => v,
             },
@@ -842,13 +894,15 @@ impl<T> Chan<T> {
     #[inline(never)]
     fn try_send_locked(&self, value: T) -> Result<(), TrySendError<T>> {
         let mut st = self.lock();
-        self.settle_slow(&st);
         if st.nobody_waits() && st.receivers != 0 {
-            if self.has_space(&st) {
+            let r = if self.has_space(&st) {
                 self.push_back(&mut st, value);
-                return Ok(());
-            }
-            return Err(TrySendError::Full(value));
+                Ok(())
+            } else {
+                Err(TrySendError::Full(value))
+            };
+            self.settle_slow(&st);
+            return r;
         }
         let mut d = Deferred::new();
         let r = self.try_push(&mut st, value, &mut d);
@@ -864,14 +918,14 @@ impl<T> Chan<T> {
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<T>> {
         let value = match &self.ring {
-            Some(ring) => match ring.try_push(value) {
+            Some(ring) => match self.ring_push(ring, value) {
                 Ok(()) => return Ok(()),
                 // Full: a running consumer frees a slot within microseconds
                 // (as in `recv`). Spin for it before paying for a registered
                 // wait and a wake-up per freed slot.
                 Err(v) if deadline.is_none() && self.cap.is_some() && !ring.is_slow() => {
                     sync::spin(|| ring.looks_free());
-                    match ring.try_push(v) {
+                    match self.ring_push(ring, v) {
                         Ok(()) => return Ok(()),
                         Err(v) => v,
                     }
@@ -881,9 +935,9 @@ impl<T> Chan<T> {
             None => value,
         };
         let mut st = self.lock();
-        self.settle_slow(&st);
         if st.nobody_waits() && st.receivers != 0 && self.has_space(&st) {
             self.push_back(&mut st, value);
+            self.settle_slow(&st);
             return Ok(());
         }
         self.send_slow(st, value, deadline)
@@ -1045,7 +1099,7 @@ impl<T> Chan<T> {
             let (_, value, registered) = w.as_mut().project();
             if !*registered && !self.full.0.load(Ordering::Relaxed) {
                 if let Some(v) = value.take() {
-                    match ring.try_push(v) {
+                    match self.ring_push(ring, v) {
                         Ok(()) => return Poll::Ready(Ok(())),
                         Err(v) => *value = Some(v),
                     }

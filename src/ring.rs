@@ -179,18 +179,71 @@ impl<T> Ring<T> {
         }
     }
 
+    /// Sends without the lock where producers compete (mpmc): claims the
+    /// slot at `tail` with a compare-and-swap (which fails if another
+    /// producer claimed it first, or a receiver set [`SLOW`]), then writes
+    /// and stamps it. `Err` (value back) if `SLOW` is set or the ring is
+    /// full.
+    #[inline]
+    pub(crate) fn try_push_shared(&self, value: T) -> Result<(), T> {
+        let mut word = self.tail.0.load(Ordering::Relaxed);
+        loop {
+            if word & SLOW != 0 {
+                return Err(value);
+            }
+            let pos = word >> FLAG_BITS;
+            let slot = self.slot(pos);
+            // Acquire: the consumer of the last lap has read its value out.
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp == pos {
+                let next = self.next(pos) << FLAG_BITS;
+                match self.tail.0.compare_exchange_weak(
+                    word,
+                    next,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        // SAFETY: the claim makes this producer the only
+                        // writer of the slot, free for `pos` (the stamp);
+                        // nobody reads it before the stamp below.
+                        slot.value.with_mut(|c| unsafe { (*c).write(value) });
+                        slot.stamp.store(pos + 1, Ordering::Release);
+                        return Ok(());
+                    }
+                    Err(now) => {
+                        word = now;
+                        sync::spin_loop();
+                        continue;
+                    }
+                }
+            }
+            if stamp == (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK {
+                // Still holds (or is giving up) the last lap's value: full.
+                return Err(value);
+            }
+            // Another producer moved `tail` on.
+            sync::spin_loop();
+            word = self.tail.0.load(Ordering::Relaxed);
+        }
+    }
+
     /// Sends under the core lock, on the producer's behalf (its own locked
-    /// path, or a consumer serving the blocked producer), when the core's
+    /// path, or a consumer serving a blocked producer), when the core's
     /// accounting says there is room. Waits for a consumer still reading the
-    /// slot's last lap (it holds no lock, so this is short).
+    /// slot's last lap (it holds no lock, so this is short). With several
+    /// producers, [`SLOW`] is set first (`Chan::exclude_senders`), so that
+    /// none of them writes `tail` meanwhile.
     pub(crate) fn push_locked(&self, value: T) {
         // Under the lock nobody else writes `tail`: receivers set flags only
-        // under the lock, and the producer is here or blocked.
+        // under the lock, and the producer is here or blocked (spmc), or
+        // every other producer's claim fails on `SLOW` (mpmc).
         let word = self.tail.0.load(Ordering::Relaxed);
         let pos = word >> FLAG_BITS;
         let slot = self.slot(pos);
+        let mut step = 0;
         while slot.stamp.load(Ordering::Acquire) != pos {
-            sync::spin_loop();
+            sync::snooze(&mut step);
         }
         // SAFETY: as in `try_push`: free for `pos`, and only the producer's
         // side writes it.
@@ -212,6 +265,7 @@ impl<T> Ring<T> {
     #[inline]
     pub(crate) fn pop(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.load(Ordering::Acquire);
+        let mut step = 0;
         loop {
             if word & RETURNED != 0 && !settle {
                 return Pop::Slow;
@@ -255,7 +309,7 @@ impl<T> Ring<T> {
                 // `TX_GONE` in it every value is visible: drained.
                 if settle && self.tail.0.load(Ordering::Acquire) >> FLAG_BITS != pos {
                     // Claimed by the producer, not stamped yet.
-                    sync::spin_loop();
+                    sync::snooze(&mut step);
                     word = self.head.0.load(Ordering::Acquire);
                     continue;
                 }

@@ -130,3 +130,18 @@ pub(crate) fn spin(mut ready: impl FnMut() -> bool) -> bool {
     }
     ready()
 }
+
+/// One wait of a loop that waits for another thread's next few
+/// instructions (a claimed slot's stamp): spins (exponentially longer) at
+/// first, then yields its time slice, in case that thread was preempted.
+#[inline]
+pub(crate) fn snooze(step: &mut u32) {
+    if *step < SPIN_ROUNDS {
+        for _ in 0..(1u32 << *step) {
+            spin_loop();
+        }
+        *step += 1;
+    } else {
+        yield_now();
+    }
+}

@@ -36,13 +36,11 @@ enum RecvFut {
     Fresh,
     /// Pending, in the list of waiting receivers.
     Waiting,
-    /// A value was handed to it (it was woken).
-    Handed(u32),
-    /// Woken without a value: by the last sender's drop, (bounded(0)) by
-    /// a waiting sender whose value it is to take when polled, or (a bounded
-    /// spmc channel other than `bounded(0)`, whose values stay in its ring)
-    /// by a value it is to take
-    /// from the queue when polled, if no other receiver took it first.
+    /// Woken: by the last sender's drop, (bounded(0)) by a waiting sender
+    /// whose value it is to take when polled, or (any other channel, whose
+    /// values stay in its ring) by a value it is to take from the queue when
+    /// polled, if no other receiver took it first. A value is never handed
+    /// to a task.
     Woken,
 }
 
@@ -63,16 +61,11 @@ enum SendFut {
 #[derive(Clone, Debug)]
 struct Model {
     cap: Option<usize>,
-    /// An spmc channel other than `bounded(0)` (its values move through a
-    /// ring): a waiting task is woken, not handed a value, and takes a value
-    /// from the queue when it runs.
-    ring: bool,
     queue: VecDeque<u32>,
     senders: usize,
     receivers: usize,
     recv_waiters: VecDeque<usize>,
     send_waiters: VecDeque<usize>,
-    held: usize,
     granted: usize,
     rf: HashMap<usize, RecvFut>,
     sf: HashMap<usize, SendFut>,
@@ -81,16 +74,14 @@ struct Model {
 }
 
 impl Model {
-    fn new(cap: Option<usize>, mpmc: bool) -> Self {
+    fn new(cap: Option<usize>) -> Self {
         Model {
             cap,
-            ring: !mpmc && cap != Some(0),
             queue: VecDeque::new(),
             senders: 1,
             receivers: 1,
             recv_waiters: VecDeque::new(),
             send_waiters: VecDeque::new(),
-            held: 0,
             granted: 0,
             rf: HashMap::new(),
             sf: HashMap::new(),
@@ -101,34 +92,24 @@ impl Model {
     fn has_space(&self) -> bool {
         match self.cap {
             None => true,
-            Some(c) => self.queue.len() + self.held + self.granted < c,
+            Some(c) => self.queue.len() + self.granted < c,
         }
-    }
-
-    fn holds(&self) -> bool {
-        matches!(self.cap, Some(c) if c > 0) && !self.ring
     }
 
     fn wake(&mut self, id: usize) {
         *self.wakes.entry(id).or_default() += 1;
     }
 
+    /// A value for waiting task `id` (never on bounded(0)): queued where
+    /// the task takes it from, and the task woken.
     fn hand_off(&mut self, id: usize, v: u32, front: bool) {
-        if self.ring {
-            if front {
-                self.queue.push_front(v);
-            } else {
-                self.queue.push_back(v);
-            }
-            self.rf.insert(id, RecvFut::Woken);
-            self.wake(id);
-            return;
+        if front {
+            self.queue.push_front(v);
+        } else {
+            self.queue.push_back(v);
         }
-        self.rf.insert(id, RecvFut::Handed(v));
+        self.rf.insert(id, RecvFut::Woken);
         self.wake(id);
-        if self.holds() {
-            self.held += 1;
-        }
     }
 
     fn try_push(&mut self, v: u32) -> Result<(), TrySendError<u32>> {
@@ -142,7 +123,7 @@ impl Model {
         // With a ring the value waits in the queue for the woken task, so
         // it needs room.
         if self.cap != Some(0) && !self.recv_waiters.is_empty() {
-            if self.ring && !self.has_space() {
+            if !self.has_space() {
                 return Err(TrySendError::Full(v));
             }
             let id = self.recv_waiters.pop_front().expect("a waiter");
@@ -243,14 +224,6 @@ impl Model {
     fn poll_recv(&mut self, id: usize) -> Option<Result<u32, ()>> {
         match self.rf[&id].clone() {
             RecvFut::Waiting => return None,
-            RecvFut::Handed(v) => {
-                if self.holds() {
-                    self.held -= 1;
-                    self.refill();
-                }
-                self.finish_recv(id);
-                return Some(Ok(v));
-            }
             RecvFut::Woken | RecvFut::Fresh => {}
         }
         match self.try_pop() {
@@ -279,18 +252,12 @@ impl Model {
     fn cancel_recv(&mut self, id: usize) {
         match self.rf[&id].clone() {
             RecvFut::Waiting => self.recv_waiters.retain(|&x| x != id),
-            RecvFut::Handed(v) => {
-                if self.holds() {
-                    self.held -= 1;
-                }
-                self.deliver(v, true);
-            }
             // An unused rendezvous wake-up passes on while a sender waits;
             // with a ring, while a value waits.
             RecvFut::Woken if self.cap == Some(0) && !self.send_waiters.is_empty() => {
                 self.wake_recv();
             }
-            RecvFut::Woken if self.ring && !self.queue.is_empty() => self.wake_recv(),
+            RecvFut::Woken if self.cap != Some(0) && !self.queue.is_empty() => self.wake_recv(),
             RecvFut::Woken | RecvFut::Fresh => {}
         }
         self.finish_recv(id);
@@ -565,7 +532,7 @@ impl Harness {
             RxH::Sync(rx)
         };
         Harness {
-            m: Model::new(cap, mpmc),
+            m: Model::new(cap),
             mpmc,
             txs: vec![Rc::new(RefCell::new(Some(tx)))],
             rxs: vec![rx],
@@ -935,7 +902,6 @@ impl Harness {
             drop(f);
             self.check();
         }
-        assert_eq!(self.m.held, 0, "model: held");
         assert_eq!(self.m.granted, 0, "model: granted");
     }
 }
@@ -1018,45 +984,20 @@ proptest! {
 }
 
 /// The model and the harness can fail: a scripted sequence whose expected
-/// outcome is written out by hand (FIFO handoff to the oldest pending
-/// future, cancellation passing the value on, capacity accounting).
+/// outcome is written out by hand, on spmc and mpmc `bounded(1)`. A waiting
+/// task is woken rather than handed the value, which stays in the channel
+/// (counted by `len()`, taking room) until some receiver takes it; a woken
+/// task that finds it gone waits again, and a cancelled woken task passes
+/// its wake-up on while a value waits.
 #[test]
 fn scripted_sequence_matches_hand_written_expectations() {
-    let mut h = Harness::new(Some(1), true, false, false);
-    // Two pending receive futures, f1 older.
-    h.step(&Op::NewRecvFut(0));
-    h.step(&Op::NewRecvFut(0));
-    h.step(&Op::PollRecvFut(0));
-    h.step(&Op::PollRecvFut(1));
-    assert_eq!(h.m.recv_waiters.len(), 2);
-    // A send goes to f1 (held: the channel is full until f1 takes it).
-    h.step(&Op::TrySend(0));
-    assert_eq!(h.m.held, 1);
-    assert!(h.txs[0]
-        .borrow()
-        .as_ref()
-        .map(|t| tx_do!(t, t => t.is_full()))
-        .unwrap());
-    // Cancelling f1 hands the value to f2, which is woken once.
-    let f1 = h.rfuts[0].id;
-    h.step(&Op::DropRecvFut(0));
-    assert!(!h.m.rf.contains_key(&f1));
-    assert_eq!(h.rfuts.len(), 1);
-    assert_eq!(h.rfuts[0].wakes.0.load(Ordering::SeqCst), 1);
-    h.step(&Op::PollRecvFut(0));
-    assert!(h.rfuts.is_empty());
-    assert_eq!(h.m.held, 0);
-    h.finish();
+    for mpmc in [false, true] {
+        scripted_sequence(mpmc);
+    }
 }
 
-/// The same for a bounded spmc channel, whose values stay in its ring: a
-/// waiting task is woken rather than handed the value, which stays in the
-/// channel (counted by `len()`, taking room) until some receiver takes it; a
-/// woken task that finds it gone waits again, and a cancelled woken task
-/// passes its wake-up on while a value waits.
-#[test]
-fn scripted_ring_sequence_matches_hand_written_expectations() {
-    let mut h = Harness::new(Some(1), false, false, false);
+fn scripted_sequence(mpmc: bool) {
+    let mut h = Harness::new(Some(1), mpmc, false, false);
     h.step(&Op::NewRecvFut(0));
     h.step(&Op::NewRecvFut(0));
     h.step(&Op::PollRecvFut(0));
@@ -1064,7 +1005,6 @@ fn scripted_ring_sequence_matches_hand_written_expectations() {
     assert_eq!(h.m.recv_waiters.len(), 2);
     // A send wakes f1; the value stays in the channel, which is now full.
     h.step(&Op::TrySend(0));
-    assert_eq!(h.m.held, 0);
     assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 1);
     assert!(rx_do!(&h.rxs[0], r => r.is_full()));
     assert_eq!(h.rfuts[0].wakes.0.load(Ordering::SeqCst), 1);
