@@ -1,25 +1,31 @@
 //! The one core that threads and tasks wait on together.
 //!
-//! A single mutex guards the queue, the endpoint counts, the FIFO list of
-//! waiting receivers and the list of waiting senders. Every notification
-//! decision is made under that lock; every wake-up, and every drop of a value
-//! or a waker, happens after it is released (see [`Deferred`]). Waiters are
-//! intrusive nodes ([`Node`]) that live in the blocked thread's stack frame
-//! or inside the pinned future, so waiting never allocates.
+//! A single mutex guards the endpoint counts, the FIFO list of waiting
+//! receivers and the list of waiting senders. Every notification decision is
+//! made under that lock; every wake-up, and every drop of a value or a waker,
+//! happens after it is released (see [`Deferred`]). Waiters are intrusive
+//! nodes ([`Node`]) that live in the blocked thread's stack frame or inside
+//! the pinned future, so waiting never allocates.
 //!
-//! A ready send or receive takes the lock once, checks that nobody waits,
-//! moves the value and unlocks: no deferred work, no unwind guard.
+//! The values move through a lock-free [`Ring`] (`ring.rs`) on every channel
+//! except `bounded(0)` (and bounded channels too large for a ring's
+//! positions): a ready send or receive touches only the ring, and the ring's
+//! flags send it to the lock when a waiter, returned values or overflow need
+//! the core. Without a ring the queue is `State::queue`, under the lock.
 //!
 //! Invariants (under the lock unless said otherwise):
-//! - receivers wait only while the queue is empty, so a value sent while a
-//!   receiver waits goes straight to the oldest waiting receiver (direct
-//!   handoff), except on `bounded(0)`, where a waiting *task* is only woken and
-//!   takes the value from the waiting sender when it runs (so a cancelled
-//!   receive never leaves a value behind);
-//! - `queue.len() + held + granted <= cap` for bounded channels with
-//!   `cap > 0`: a value handed to a task is `held` until the task takes it (it
-//!   may come back if the task is cancelled), and a slot granted to a waiting
-//!   async sender is `granted` until that sender uses or returns it;
+//! - receivers wait only while the channel is empty (a receiver sets the
+//!   ring's `SLOW` flag before it looks, so no value enters the ring unseen
+//!   while it registers). A value sent while receivers wait goes to the
+//!   oldest: a *thread* is given a value at once (with a ring, the oldest one
+//!   queued, the new value taking its place); a *task* is only woken and
+//!   takes a value from the ring when it runs (so a cancelled receive leaves
+//!   nothing to return), or, on `bounded(0)`, from the waiting sender;
+//! - `queued + held + granted <= cap` for bounded channels with `cap > 0`,
+//!   where `queued` counts the queue, the ring and the overflow; a slot
+//!   granted to a waiting async sender is `granted` until that sender uses or
+//!   returns it; `held` (a value handed to a task, only on channels without a
+//!   ring) counts until the task takes it;
 //! - `held` lives outside the lock, in one word with the "a sender waits"
 //!   bit, so that a task taking its value releases the slot with one atomic
 //!   subtraction, and takes the lock only if the bit is set. The bit is set
@@ -27,7 +33,8 @@
 //!   sender registering while `held > 0`, or by the hand-off that makes
 //!   `held` non-zero while senders wait. Both are read-modify-writes on the
 //!   word the release subtracts from, so whichever comes second sees the
-//!   other, and a freed slot always reaches a waiting sender;
+//!   other, and a freed slot always reaches a waiting sender. With a ring the
+//!   same handshake is the ring's `SEND_WAITING` flag on its `head` word;
 //! - a waiting sender carries its value in its node, except an async sender
 //!   on a channel with `cap > 0`, which keeps it and is granted a slot
 //!   instead, so that a cancelled send never enqueues its value.

@@ -31,9 +31,13 @@ use crate::receiver::AsyncReceiver;
 ///
 /// # Cancel safety
 ///
-/// Dropping it never loses a value: a value already handed to it goes to the
-/// next waiting receiver (thread or task) or back to the front of the queue,
-/// and a wake-up it received but did not use passes on with it. So it can be
+/// Dropping it never loses a value. A waiting task is woken rather than
+/// handed a value (the value stays in the channel until a receiver takes
+/// it), so a dropped future holds nothing, and a wake-up it received but did
+/// not use passes to the next waiting receiver (thread or task). On a
+/// channel whose values do not move through its ring (`bounded(0)`, or a
+/// bounded channel too large for one), a value already handed to it goes to
+/// the next waiting receiver or back to the front of the queue. So it can be
 /// a branch of `tokio::select!` or `futures::select!`: if another branch
 /// wins, nothing is lost. It is a [`FusedFuture`], as `futures::select!`
 /// requires (pin it first):
@@ -53,7 +57,7 @@ use crate::receiver::AsyncReceiver;
 ///         _ = halt => true,
 ///     }
 ///     // Both futures are dropped here. A pinned future that lost stays
-///     // registered (and may be handed a value) until it is dropped.
+///     // registered (and may be woken) until it is dropped.
 /// };
 /// assert!(stopped);
 /// // The losing receive was dropped: a job sent now is still there.
