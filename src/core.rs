@@ -919,6 +919,7 @@ impl<T> Chan<T> {
     }
 
     /// Blocking send; `deadline` of `None` waits for ever.
+    #[inline]
     pub(crate) fn send(
         &self,
         value: T,
@@ -927,17 +928,29 @@ impl<T> Chan<T> {
         let value = match &self.ring {
             Some(ring) => match self.ring_push(ring, value) {
                 Ok(()) => return Ok(()),
+                Err(v) => v,
+            },
+            None => value,
+        };
+        self.send_locked(value, deadline)
+    }
+
+    /// `send` past the ring's fast path.
+    #[inline(never)]
+    fn send_locked(&self, value: T, deadline: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
+        let value = match &self.ring {
+            Some(ring) => match value {
                 // Full: a running consumer frees a slot within microseconds
                 // (as in `recv`). Spin for it before paying for a registered
                 // wait and a wake-up per freed slot.
-                Err(v) if deadline.is_none() && self.cap.is_some() && !ring.is_slow() => {
+                v if deadline.is_none() && self.cap.is_some() && !ring.is_slow() => {
                     sync::spin(|| ring.looks_free());
                     match self.ring_push(ring, v) {
                         Ok(()) => return Ok(()),
                         Err(v) => v,
                     }
                 }
-                Err(v) => v,
+                v => v,
             },
             None => value,
         };
@@ -1412,7 +1425,22 @@ impl<T> Chan<T> {
     }
 
     /// Blocking receive; `deadline` of `None` waits for ever.
+    #[inline]
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        if let Some(ring) = &self.ring {
+            match ring.pop(false) {
+                Pop::Value(v, false) => return Ok(v),
+                Pop::Value(v, true) => return Ok(self.serve_sender_after(v)),
+                Pop::Empty(true) => return Err(RecvTimeoutError::Disconnected),
+                Pop::Empty(false) | Pop::Slow => {}
+            }
+        }
+        self.recv_wait(deadline)
+    }
+
+    /// `recv` past the ring's fast path (which it tries again).
+    #[inline(never)]
+    fn recv_wait(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
         match self.try_recv() {
             Ok(v) => return Ok(v),
             Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),

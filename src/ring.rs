@@ -95,6 +95,10 @@ pub(crate) struct Ring<T> {
     cap: usize,
     /// A power of two above `cap`: positions are `lap * one_lap + index`.
     one_lap: usize,
+    /// `one_lap - 1`: a position's index.
+    mask: usize,
+    /// `cap - 1`: the last index of a lap.
+    last: usize,
 }
 
 // SAFETY: values move between threads through the slots (hence `T: Send`);
@@ -123,22 +127,24 @@ impl<T> Ring<T> {
             slots: slots.into_boxed_slice(),
             cap,
             one_lap: (cap + 1).next_power_of_two(),
+            mask: (cap + 1).next_power_of_two() - 1,
+            last: cap - 1,
         }
     }
 
     #[inline]
     fn slot(&self, pos: usize) -> &Slot<T> {
         // SAFETY: the index part of a position is below `cap`.
-        unsafe { self.slots.get_unchecked(pos & (self.one_lap - 1)) }
+        unsafe { self.slots.get_unchecked(pos & self.mask) }
     }
 
     /// The position after `pos`.
     #[inline]
     fn next(&self, pos: usize) -> usize {
-        if (pos & (self.one_lap - 1)) + 1 < self.cap {
+        if pos & self.mask != self.last {
             pos + 1
         } else {
-            (pos & !(self.one_lap - 1)).wrapping_add(self.one_lap) & POS_MASK
+            (pos & !self.mask).wrapping_add(self.one_lap) & POS_MASK
         }
     }
 
