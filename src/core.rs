@@ -1667,7 +1667,13 @@ impl<T> Chan<T> {
     pub(crate) unsafe fn select_recv(&self, node: &Node<T>) -> bool {
         let mut st = self.lock();
         self.announce_receiver();
-        let ready = self.queued(&st) != 0
+        let has_value = match &self.ring {
+            Some(ring) => {
+                !st.queue.is_empty() || !st.overflow.is_empty() || ring.settled_nonempty()
+            }
+            None => !st.queue.is_empty(),
+        };
+        let ready = has_value
             || st.senders == 0
             || (st.cap == 0 && st.send_waiters.live_front().is_some());
         if !ready {

@@ -327,6 +327,26 @@ impl<T> Ring<T> {
         }
     }
 
+    /// Under the lock with [`SLOW`] set: whether the value at `head` is
+    /// there to take, waiting for a slot the producer has claimed but not
+    /// yet stamped (so that a "ready" answer is not followed by an empty
+    /// take, which would send a selecting thread round its loop).
+    pub(crate) fn settled_nonempty(&self) -> bool {
+        let mut step = 0;
+        loop {
+            let pos = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
+            if self.slot(pos).stamp.load(Ordering::Acquire) == pos + 1 {
+                return true;
+            }
+            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == pos {
+                return false;
+            }
+            // Claimed by a producer and not stamped yet, or just taken by a
+            // consumer (then `head` has moved: look again).
+            sync::snooze(&mut step);
+        }
+    }
+
     /// Whether a consumer would find something now (a hint for spinning).
     #[inline]
     pub(crate) fn looks_nonempty(&self) -> bool {
