@@ -1673,9 +1673,8 @@ impl<T> Chan<T> {
             }
             None => !st.queue.is_empty(),
         };
-        let ready = has_value
-            || st.senders == 0
-            || (st.cap == 0 && st.send_waiters.live_front().is_some());
+        let ready =
+            has_value || st.senders == 0 || (st.cap == 0 && st.send_waiters.live_front().is_some());
         if !ready {
             // SAFETY: the caller's contract.
             unsafe { st.recv_waiters.push_back(node) };
