@@ -25,7 +25,8 @@ use futures::task::ArcWake;
 
 // ---------------------------------------------------------------- helpers
 
-const WATCHDOG: Duration = Duration::from_secs(20);
+// Miri runs these bodies tens of times slower (spinning waits included).
+const WATCHDOG: Duration = Duration::from_secs(if cfg!(miri) { 120 } else { 20 });
 /// How long a thread gets to reach its blocking call before we assume it is
 /// blocked there (and how long we wait to see that nothing happens).
 const SETTLE: Duration = Duration::from_millis(100);
