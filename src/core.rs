@@ -358,6 +358,16 @@ impl<T> Chan<T> {
         }
     }
 
+    /// The ring's fast path, if the channel has a ring; `Err` gives the
+    /// value back for the locked path.
+    #[inline]
+    fn fast_push(&self, value: T) -> Result<(), T> {
+        match &self.ring {
+            Some(ring) => self.ring_push(ring, value),
+            None => Err(value),
+        }
+    }
+
     /// A receiver is about to look, under the lock, before it waits: from
     /// now on the ring gains no value without the lock, so what it finds
     /// holds until it is registered.
@@ -887,14 +897,10 @@ impl<T> Chan<T> {
 
     #[inline]
     pub(crate) fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        let value = match &self.ring {
-            Some(ring) => match self.ring_push(ring, value) {
-                Ok(()) => return Ok(()),
-                Err(v) => v,
-            },
-            None => value,
-        };
-        self.try_send_locked(value)
+        match self.fast_push(value) {
+            Ok(()) => Ok(()),
+            Err(value) => self.try_send_locked(value),
+        }
     }
 
     /// `try_send` past the ring's fast path: under the lock.
@@ -925,14 +931,10 @@ impl<T> Chan<T> {
         value: T,
         deadline: Option<Instant>,
     ) -> Result<(), SendTimeoutError<T>> {
-        let value = match &self.ring {
-            Some(ring) => match self.ring_push(ring, value) {
-                Ok(()) => return Ok(()),
-                Err(v) => v,
-            },
-            None => value,
-        };
-        self.send_locked(value, deadline)
+        match self.fast_push(value) {
+            Ok(()) => Ok(()),
+            Err(value) => self.send_locked(value, deadline),
+        }
     }
 
     /// `send` past the ring's fast path.
