@@ -7,11 +7,11 @@
 //! nodes ([`Node`]) that live in the blocked thread's stack frame or inside
 //! the pinned future, so waiting never allocates.
 //!
-//! The values move through a lock-free [`Ring`] (`ring.rs`) on every channel
-//! except `bounded(0)` (and bounded channels too large for a ring's
-//! positions): a ready send or receive touches only the ring, and the ring's
-//! flags send it to the lock when a waiter, returned values or overflow need
-//! the core. Without a ring the queue is `State::queue`, under the lock.
+//! The values move through a lock-free [`Ring`] (`ring.rs`: an array of
+//! slots when bounded, linked blocks when unbounded) on every channel except
+//! `bounded(0)` (and bounded channels too large for an array's positions): a
+//! ready send or receive touches only the ring, and the ring's flags send it
+//! to the lock when a waiter or returned values need the core. Without a ring the queue is `State::queue`, under the lock.
 //!
 //! Invariants (under the lock unless said otherwise):
 //! - receivers wait only while the channel is empty (a receiver sets the
@@ -22,7 +22,7 @@
 //!   takes a value from the ring when it runs (so a cancelled receive leaves
 //!   nothing to return), or, on `bounded(0)`, from the waiting sender;
 //! - `queued + held + granted <= cap` for bounded channels with `cap > 0`,
-//!   where `queued` counts the queue, the ring and the overflow; a slot
+//!   where `queued` counts the queue and the ring; a slot
 //!   granted to a waiting async sender is `granted` until that sender uses or
 //!   returns it; `held` (a value handed to a task, only on channels without a
 //!   ring) counts until the task takes it;
@@ -62,10 +62,6 @@ pub(crate) enum Flavor {
     Mpmc,
 }
 
-/// The ring of an unbounded spmc channel: values beyond it wait in the
-/// core's overflow queue.
-const UNBOUNDED_RING: usize = 256;
-
 /// In [`Chan::held`]: a sender waits (bit 0); the held count is above it.
 const SEND_WAITING: usize = 1;
 const ONE_HELD: usize = 2;
@@ -74,9 +70,6 @@ pub(crate) struct State<T> {
     /// The values, or, where the channel has a [`Ring`], only values
     /// returned by cancelled receives (older than anything in the ring).
     queue: VecDeque<T>,
-    /// Where an unbounded channel has a ring: values sent while the ring
-    /// was full (newer than anything in it), moved into it as room appears.
-    overflow: VecDeque<T>,
     /// `usize::MAX` = unbounded.
     cap: usize,
     senders: usize,
@@ -109,7 +102,7 @@ pub(crate) struct Chan<T> {
     /// lock trip. Written only by async senders, only when it changes.
     full: Padded<AtomicBool>,
     flavor: Flavor,
-    /// The data path outside the lock, for bounded spmc channels (`ring.rs`).
+    /// The data path outside the lock (`ring.rs`); `None` on `bounded(0)`.
     ring: Option<Ring<T>>,
 }
 
@@ -264,9 +257,9 @@ impl<T> Chan<T> {
     /// If the storage of a bounded channel cannot be allocated.
     pub(crate) fn new(cap: Option<usize>, flavor: Flavor) -> Self {
         let ring = match cap {
-            Some(c) if c > 0 && c <= ring::MAX_CAP => Some(Ring::new(c)),
+            Some(c) if c > 0 && c <= ring::MAX_CAP => Some(Ring::bounded(c)),
             Some(_) => None,
-            None => Some(Ring::new(UNBOUNDED_RING)),
+            None => Some(Ring::unbounded()),
         };
         let mut queue = VecDeque::new();
         if let (Some(cap), None) = (cap, &ring) {
@@ -277,7 +270,6 @@ impl<T> Chan<T> {
         Chan {
             state: Mutex::new(State {
                 queue,
-                overflow: VecDeque::new(),
                 cap: cap.unwrap_or(usize::MAX),
                 senders: 1,
                 receivers: 1,
@@ -320,7 +312,7 @@ impl<T> Chan<T> {
     #[inline]
     fn queued(&self, st: &State<T>) -> usize {
         match &self.ring {
-            Some(ring) => st.queue.len() + ring.len() + st.overflow.len(),
+            Some(ring) => st.queue.len() + ring.len(),
             None => st.queue.len(),
         }
     }
@@ -380,7 +372,7 @@ impl<T> Chan<T> {
 
     /// A producer's locked path, once it has sent: clears the ring's `SLOW`
     /// flag if nothing needs it any more (set by `announce_receiver`,
-    /// `drop_receiver`, `push_front`, grants, overflow, and for mpmc by
+    /// `drop_receiver`, `push_front`, grants, and for mpmc by
     /// `exclude_senders`; waiting senders keep it, so that they go first).
     #[inline]
     fn settle_slow(&self, st: &State<T>) {
@@ -390,7 +382,6 @@ impl<T> Chan<T> {
                 && st.send_waiters.is_empty()
                 && st.receivers != 0
                 && st.queue.is_empty()
-                && st.overflow.is_empty()
                 && st.granted == 0
                 && self.held.load(Ordering::Relaxed) < ONE_HELD
             {
@@ -415,17 +406,7 @@ impl<T> Chan<T> {
     fn push_back(&self, st: &mut State<T>, value: T) {
         if let Some(ring) = &self.ring {
             self.exclude_senders();
-            self.drain_overflow(st, ring);
-            if st.overflow.is_empty() && ring.has_room() {
-                ring.push_locked(value);
-            } else {
-                // Only an unbounded channel's ring runs out of room here.
-                if st.overflow.is_empty() {
-                    ring.set_head_flag(ring::OVERFLOW, true);
-                    ring.set_slow();
-                }
-                st.overflow.push_back(value);
-            }
+            ring.push_locked(value);
             return;
         }
         st.queue.push_back(value);
@@ -447,25 +428,6 @@ impl<T> Chan<T> {
         }
     }
 
-    #[inline]
-    /// Moves overflowed values into the ring's free room, oldest first;
-    /// clears `OVERFLOW` once none is left. The producer's fast path is off
-    /// meanwhile (`SLOW` stays set while any overflow waits).
-    fn drain_overflow(&self, st: &mut State<T>, ring: &Ring<T>) {
-        if st.overflow.is_empty() {
-            return;
-        }
-        while ring.has_room() {
-            let Some(v) = st.overflow.pop_front() else {
-                break;
-            };
-            ring.push_locked(v);
-        }
-        if st.overflow.is_empty() {
-            ring.set_head_flag(ring::OVERFLOW, false);
-        }
-    }
-
     fn pop_front(&self, st: &mut State<T>) -> Option<T> {
         if let Some(ring) = &self.ring {
             if let Some(v) = st.queue.pop_front() {
@@ -477,15 +439,8 @@ impl<T> Chan<T> {
             // The caller serves a waiting producer (`refill`), so whether
             // the claim cleared `SEND_WAITING` does not matter here.
             return match ring.pop(true) {
-                Pop::Value(v, _) => {
-                    self.drain_overflow(st, ring);
-                    Some(v)
-                }
-                Pop::Empty(_) | Pop::Slow => {
-                    let v = st.overflow.pop_front();
-                    self.drain_overflow(st, ring);
-                    v
-                }
+                Pop::Value(v, _) => Some(v),
+                Pop::Empty(_) | Pop::Slow => None,
             };
         }
         let v = st.queue.pop_front();
@@ -856,11 +811,9 @@ impl<T> Chan<T> {
             if let Some(ring) = &self.ring {
                 ring.set_slow();
                 ring.set_head_flag(ring::RETURNED, false);
-                ring.set_head_flag(ring::OVERFLOW, false);
                 while let Pop::Value(v, _) = ring.pop(true) {
                     values.push_back(v);
                 }
-                values.append(&mut st.overflow);
             }
             d.drop_values(values);
             self.nonempty.0.store(false, Ordering::Relaxed);
@@ -1672,9 +1625,7 @@ impl<T> Chan<T> {
         let mut st = self.lock();
         self.announce_receiver();
         let has_value = match &self.ring {
-            Some(ring) => {
-                !st.queue.is_empty() || !st.overflow.is_empty() || ring.settled_nonempty()
-            }
+            Some(ring) => !st.queue.is_empty() || ring.settled_nonempty(),
             None => !st.queue.is_empty(),
         };
         let ready =

@@ -104,5 +104,9 @@ pub use error::{
 };
 pub use future::{RecvFuture, RecvStream, SendBatchFuture, SendFuture};
 pub use receiver::{AsyncReceiver, IntoIter, Iter, Receiver, TryIter};
+/// Unbounded blocks alive on this thread (loom models only).
+#[cfg(loom)]
+#[doc(hidden)]
+pub use ring::live_blocks as __loom_live_blocks;
 pub use select::Selector;
 pub use sink::SendSink;

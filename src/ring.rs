@@ -1,17 +1,17 @@
-//! The data path of a bounded spmc channel: a ring of slots outside the
-//! core lock.
+//! The data path outside the core lock: an array of slots for bounded
+//! channels ([`array`]), linked blocks of slots for unbounded ones
+//! ([`blocks`]). "The ring" in the core means either.
 //!
 //! Values move through the ring without the lock; the core (`core.rs`)
 //! keeps the waiter lists and every notification decision, and takes the
-//! ring's slow paths under its lock. The shape is crossbeam's `array`
-//! flavor (per-slot stamps, positions as lap + index), specialised for one
-//! producer:
+//! ring's slow paths under its lock. Both shapes are crossbeam's (`array`
+//! and `list`), with positions in a `head` and a `tail` word:
 //!
-//! - **The producer** writes the slot at `tail`, then claims it with one
-//!   compare-and-swap on `tail`, a word no other thread writes outside the
-//!   core lock: uncontended, on its own line. Then it stamps the slot ready.
-//! - **Consumers** compete on `head` with a compare-and-swap, read the value
-//!   and stamp the slot free for the producer's next lap.
+//! - **The producer** claims the position at `tail` with one
+//!   compare-and-swap, which for spmc no other thread contends outside the
+//!   core lock (mpmc producers compete on it), and marks the slot ready.
+//! - **Consumers** compete on `head` with a compare-and-swap, then read the
+//!   value (and, in the array, stamp the slot free for the next lap).
 //!
 //! Each side's flags live in the word the *other* side read-modify-writes,
 //! so that checking them costs the fast path no extra atomic:
@@ -23,27 +23,33 @@
 //!   claim is a compare-and-swap on the same word, so either the claim comes
 //!   first and the receiver sees the claimed position, or the claim fails
 //!   and the producer goes to the lock, where it hands the value to the
-//!   oldest waiter. Values therefore enter the ring only while nobody is
-//!   registered, and FIFO order holds across threads and tasks. Only the
-//!   producer's locked path clears it.
+//!   oldest waiter. Values therefore enter the ring without the lock only
+//!   while nobody is registered, and FIFO order holds across threads and
+//!   tasks. Only the producer's locked path clears it.
 //! - [`RETURNED`] on `head`: the core holds returned values (older than
 //!   anything in the ring); consumers go to the lock, which serves those
 //!   first.
-//! - [`SEND_WAITING`] on `head`: the producer waits for room. The consumer
-//!   whose claim clears it frees its slot and then serves the producer under
-//!   the lock. The producer sets it with `fetch_or` and checks the room with
-//!   the `head` it gets back, so a freed slot is never missed.
+//! - [`SEND_WAITING`] on `head` (array only): the producer waits for room.
+//!   The consumer whose claim clears it frees its slot and then serves the
+//!   producer under the lock. The producer sets it with `fetch_or` and checks
+//!   the room with the `head` it gets back, so a freed slot is never missed.
 //! - [`TX_GONE`] on `head`: the producer is gone. It is set after the last
-//!   publish, so a consumer that sees it and then an empty slot knows the
+//!   publish, so a consumer that sees it and then nothing to take knows the
 //!   channel is drained.
-//! - [`OVERFLOW`] on `head`: an unbounded channel's ring filled up and newer
-//!   values wait in the core's overflow queue (with `SLOW` set, so that the
-//!   producer appends there, behind them). A consumer that finds the ring
-//!   empty takes the lock, which moves them into the ring.
+//!
+//! The core sets and clears flags only under its lock, with read-modify-
+//! writes, and a ring never overwrites `head` or `tail` with a plain store
+//! outside the lock, so no flag is lost.
 
-use std::mem::MaybeUninit;
+mod array;
+mod blocks;
 
-use crate::sync::{self, AtomicUsize, Ordering, UnsafeCell};
+#[cfg(loom)]
+pub use blocks::live_blocks;
+
+use self::array::Array;
+use self::blocks::Blocks;
+use crate::sync::{AtomicUsize, Ordering};
 
 /// The low bits of `head` and `tail` are flags; the position is above them.
 const FLAG_BITS: u32 = 4;
@@ -59,23 +65,16 @@ pub(crate) const RETURNED: usize = 1;
 pub(crate) const SEND_WAITING: usize = 2;
 /// On `head`: the producer is gone.
 pub(crate) const TX_GONE: usize = 4;
-/// On `head`: newer values wait in the core's overflow queue (an unbounded
-/// channel whose ring filled up); a consumer that finds the ring empty goes
-/// to the lock for them.
-pub(crate) const OVERFLOW: usize = 8;
+/// On `head`, in [`Blocks`] only: the block at `head` is not the last one,
+/// so a consumer need not read `tail` to know a value is there.
+const HAS_NEXT: usize = 8;
 
-/// The largest capacity a ring serves (positions need room for laps).
+/// The largest capacity an array serves (positions need room for laps).
 pub(crate) const MAX_CAP: usize = POS_MASK >> 16;
 
 /// Keeps a value on a cache line (pair) of its own.
 #[repr(align(128))]
 pub(crate) struct Padded<T>(pub(crate) T);
-
-struct Slot<T> {
-    /// `p`: free for the value of position `p`; `p + 1`: holds it.
-    stamp: AtomicUsize,
-    value: UnsafeCell<MaybeUninit<T>>,
-}
 
 /// What a consumer's attempt found.
 pub(crate) enum Pop<T> {
@@ -88,351 +87,146 @@ pub(crate) enum Pop<T> {
     Slow,
 }
 
-pub(crate) struct Ring<T> {
-    head: Padded<AtomicUsize>,
-    tail: Padded<AtomicUsize>,
-    slots: Box<[Slot<T>]>,
-    cap: usize,
-    /// A power of two above `cap`: positions are `lap * one_lap + index`.
-    one_lap: usize,
-    /// `one_lap - 1`: a position's index.
-    mask: usize,
-    /// `cap - 1`: the last index of a lap.
-    last: usize,
+/// A channel's data path outside the lock.
+pub(crate) enum Ring<T> {
+    /// Bounded: exactly `cap` preallocated slots.
+    Array(Array<T>),
+    /// Unbounded: blocks of slots, appended by producers, freed by consumers.
+    Blocks(Blocks<T>),
 }
-
-// SAFETY: values move between threads through the slots (hence `T: Send`);
-// each slot is accessed by one thread at a time, as its stamp says.
-unsafe impl<T: Send> Send for Ring<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for Ring<T> {}
 
 impl<T> Ring<T> {
     /// # Panics
     ///
     /// If the slots cannot be allocated.
-    pub(crate) fn new(cap: usize) -> Self {
-        debug_assert!(cap > 0 && cap <= MAX_CAP);
-        let mut slots = Vec::new();
-        if slots.try_reserve_exact(cap).is_err() {
-            panic!("amphi: cannot allocate a bounded channel of capacity {cap}");
-        }
-        slots.extend((0..cap).map(|i| Slot {
-            stamp: AtomicUsize::new(i),
-            value: UnsafeCell::new(MaybeUninit::uninit()),
-        }));
-        Ring {
-            head: Padded(AtomicUsize::new(0)),
-            tail: Padded(AtomicUsize::new(0)),
-            slots: slots.into_boxed_slice(),
-            cap,
-            one_lap: (cap + 1).next_power_of_two(),
-            mask: (cap + 1).next_power_of_two() - 1,
-            last: cap - 1,
-        }
+    pub(crate) fn bounded(cap: usize) -> Self {
+        Ring::Array(Array::new(cap))
     }
 
-    #[inline]
-    fn slot(&self, pos: usize) -> &Slot<T> {
-        // SAFETY: the index part of a position is below `cap`.
-        unsafe { self.slots.get_unchecked(pos & self.mask) }
+    pub(crate) fn unbounded() -> Self {
+        Ring::Blocks(Blocks::new())
     }
 
-    /// The position after `pos`.
-    #[inline]
-    fn next(&self, pos: usize) -> usize {
-        if pos & self.mask != self.last {
-            pos + 1
-        } else {
-            (pos & !self.mask).wrapping_add(self.one_lap) & POS_MASK
-        }
-    }
-
-    // ----- the producer
-
-    /// Sends without the lock: `Err` (value back) if [`SLOW`] is set or the
-    /// slot at `tail` is not free yet. Only the one producer calls it.
+    /// Sends without the lock for the one producer of an spmc channel:
+    /// `Err` (value back) if [`SLOW`] is set or there is no room.
     #[inline]
     pub(crate) fn try_push(&self, value: T) -> Result<(), T> {
-        let word = self.tail.0.load(Ordering::Relaxed);
-        if word & SLOW != 0 {
-            return Err(value);
-        }
-        let pos = word >> FLAG_BITS;
-        let slot = self.slot(pos);
-        // Acquire: the consumer of the last lap has read its value out.
-        if slot.stamp.load(Ordering::Acquire) != pos {
-            return Err(value);
-        }
-        // SAFETY: the stamp says the slot is free for `pos`, and only the
-        // producer writes a free slot; nobody reads it before the stamp
-        // below says it is ready.
-        slot.value.with_mut(|c| unsafe { (*c).write(value) });
-        let next = self.next(pos) << FLAG_BITS;
-        match self
-            .tail
-            .0
-            .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
-        {
-            Ok(_) => {
-                slot.stamp.store(pos + 1, Ordering::Release);
-                Ok(())
-            }
-            // A receiver set `SLOW` under the lock: it may be about to wait,
-            // so the value must go through the lock.
-            // SAFETY: written just above and never published.
-            Err(_) => Err(slot.value.with_mut(|c| unsafe { (*c).assume_init_read() })),
+        match self {
+            Ring::Array(a) => a.try_push(value),
+            Ring::Blocks(b) => b.push(value, false),
         }
     }
 
-    /// Sends without the lock where producers compete (mpmc): claims the
-    /// slot at `tail` with a compare-and-swap (which fails if another
-    /// producer claimed it first, or a receiver set [`SLOW`]), then writes
-    /// and stamps it. `Err` (value back) if `SLOW` is set or the ring is
-    /// full.
+    /// Sends without the lock where producers compete (mpmc): `Err` (value
+    /// back) if [`SLOW`] is set or there is no room.
     #[inline]
     pub(crate) fn try_push_shared(&self, value: T) -> Result<(), T> {
-        let mut word = self.tail.0.load(Ordering::Relaxed);
-        loop {
-            if word & SLOW != 0 {
-                return Err(value);
-            }
-            let pos = word >> FLAG_BITS;
-            let slot = self.slot(pos);
-            // Acquire: the consumer of the last lap has read its value out.
-            let stamp = slot.stamp.load(Ordering::Acquire);
-            if stamp == pos {
-                let next = self.next(pos) << FLAG_BITS;
-                match self.tail.0.compare_exchange_weak(
-                    word,
-                    next,
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        // SAFETY: the claim makes this producer the only
-                        // writer of the slot, free for `pos` (the stamp);
-                        // nobody reads it before the stamp below.
-                        slot.value.with_mut(|c| unsafe { (*c).write(value) });
-                        slot.stamp.store(pos + 1, Ordering::Release);
-                        return Ok(());
-                    }
-                    Err(now) => {
-                        word = now;
-                        sync::spin_loop();
-                        continue;
-                    }
+        match self {
+            Ring::Array(a) => a.try_push_shared(value),
+            Ring::Blocks(b) => b.push(value, false),
+        }
+    }
+
+    /// Sends under the core lock, on the producer's behalf, when the core's
+    /// accounting says there is room. With several producers, [`SLOW`] is
+    /// set first (`Chan::exclude_senders`), so that none of them claims a
+    /// position meanwhile.
+    pub(crate) fn push_locked(&self, value: T) {
+        match self {
+            Ring::Array(a) => a.push_locked(value),
+            Ring::Blocks(b) => {
+                if b.push(value, true).is_err() {
+                    unreachable!("a locked push ignores SLOW and never runs out of room");
                 }
             }
-            if stamp == (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK {
-                // Still holds (or is giving up) the last lap's value: full.
-                return Err(value);
-            }
-            // Another producer moved `tail` on.
-            sync::spin_loop();
-            word = self.tail.0.load(Ordering::Relaxed);
         }
     }
-
-    /// Sends under the core lock, on the producer's behalf (its own locked
-    /// path, or a consumer serving a blocked producer), when the core's
-    /// accounting says there is room. Waits for a consumer still reading the
-    /// slot's last lap (it holds no lock, so this is short). With several
-    /// producers, [`SLOW`] is set first (`Chan::exclude_senders`), so that
-    /// none of them writes `tail` meanwhile.
-    pub(crate) fn push_locked(&self, value: T) {
-        // Under the lock nobody else writes `tail`: receivers set flags only
-        // under the lock, and the producer is here or blocked (spmc), or
-        // every other producer's claim fails on `SLOW` (mpmc).
-        let word = self.tail.0.load(Ordering::Relaxed);
-        let pos = word >> FLAG_BITS;
-        let slot = self.slot(pos);
-        let mut step = 0;
-        while slot.stamp.load(Ordering::Acquire) != pos {
-            sync::snooze(&mut step);
-        }
-        // SAFETY: as in `try_push`: free for `pos`, and only the producer's
-        // side writes it.
-        slot.value.with_mut(|c| unsafe { (*c).write(value) });
-        // `tail` first, then the stamp, as in `try_push`: `head` never
-        // passes `tail`.
-        self.tail.0.store(
-            (self.next(pos) << FLAG_BITS) | (word & FLAGS),
-            Ordering::Release,
-        );
-        slot.stamp.store(pos + 1, Ordering::Release);
-    }
-
-    // ----- consumers
 
     /// Takes the value at `head`. With `settle` (under the lock, after
-    /// [`SLOW`] is set) a value the producer has claimed but not yet stamped
+    /// [`SLOW`] is set) returned values are ignored (the caller takes them
+    /// first) and a value the producer has claimed but not yet marked ready
     /// is waited for instead of reported missing.
     #[inline]
     pub(crate) fn pop(&self, settle: bool) -> Pop<T> {
-        let mut word = self.head.0.load(Ordering::Acquire);
-        let mut step = 0;
-        loop {
-            if word & RETURNED != 0 && !settle {
-                return Pop::Slow;
-            }
-            let pos = word >> FLAG_BITS;
-            let slot = self.slot(pos);
-            let stamp = slot.stamp.load(Ordering::Acquire);
-            if stamp == pos + 1 {
-                // The claim clears `SEND_WAITING`: this consumer serves the
-                // waiting producer.
-                let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE | OVERFLOW));
-                match self.head.0.compare_exchange_weak(
-                    word,
-                    next,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
-                        // SAFETY: the stamp said ready (Acquire: the write is
-                        // visible) and the claim makes this consumer the only
-                        // reader; the producer waits for the stamp below.
-                        let value = slot.value.with_mut(|c| unsafe { (*c).assume_init_read() });
-                        slot.stamp
-                            .store(pos.wrapping_add(self.one_lap) & POS_MASK, Ordering::Release);
-                        return Pop::Value(value, word & SEND_WAITING != 0);
-                    }
-                    Err(now) => {
-                        word = now;
-                        sync::spin_loop();
-                        continue;
-                    }
-                }
-            }
-            let prev_lap = (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK;
-            if stamp == pos || stamp == prev_lap {
-                if word & OVERFLOW != 0 && !settle {
-                    return Pop::Slow;
-                }
-                // Not written yet (the slot may still be being read from its
-                // last lap). `word` was read before the stamp, so with
-                // `TX_GONE` in it every value is visible: drained.
-                if settle && self.tail.0.load(Ordering::Acquire) >> FLAG_BITS != pos {
-                    // Claimed by the producer, not stamped yet.
-                    sync::snooze(&mut step);
-                    word = self.head.0.load(Ordering::Acquire);
-                    continue;
-                }
-                return Pop::Empty(word & TX_GONE != 0);
-            }
-            // Another consumer moved `head` on.
-            sync::spin_loop();
-            word = self.head.0.load(Ordering::Acquire);
+        match self {
+            Ring::Array(a) => a.pop(settle),
+            Ring::Blocks(b) => b.pop(settle),
         }
     }
 
-    /// Under the lock with [`SLOW`] set: whether the value at `head` is
-    /// there to take, waiting for a slot the producer has claimed but not
-    /// yet stamped (so that a "ready" answer is not followed by an empty
-    /// take, which would send a selecting thread round its loop).
+    /// Under the lock with [`SLOW`] set: whether a value is there to take,
+    /// waiting for a claimed value to be marked ready if a take would (so
+    /// that a "ready" answer is not followed by an empty take, which would
+    /// send a selecting thread round its loop).
     pub(crate) fn settled_nonempty(&self) -> bool {
-        let mut step = 0;
-        loop {
-            let pos = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
-            if self.slot(pos).stamp.load(Ordering::Acquire) == pos + 1 {
-                return true;
-            }
-            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == pos {
-                return false;
-            }
-            // Claimed by a producer and not stamped yet, or just taken by a
-            // consumer (then `head` has moved: look again).
-            sync::snooze(&mut step);
+        match self {
+            Ring::Array(a) => a.settled_nonempty(),
+            Ring::Blocks(b) => b.len() != 0,
         }
     }
 
     /// Whether a consumer would find something now (a hint for spinning).
     #[inline]
     pub(crate) fn looks_nonempty(&self) -> bool {
-        let word = self.head.0.load(Ordering::Relaxed);
-        let pos = word >> FLAG_BITS;
-        word & (RETURNED | OVERFLOW) != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos + 1
+        match self {
+            Ring::Array(a) => a.looks_nonempty(),
+            Ring::Blocks(b) => b.looks_nonempty(),
+        }
     }
 
-    /// Whether the producer would find the slot at `tail` free now (a hint
-    /// for spinning).
+    /// Whether the producer would find room now (a hint for spinning).
     #[inline]
     pub(crate) fn looks_free(&self) -> bool {
-        let word = self.tail.0.load(Ordering::Relaxed);
-        let pos = word >> FLAG_BITS;
-        word & SLOW != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos
+        match self {
+            Ring::Array(a) => a.looks_free(),
+            Ring::Blocks(_) => true,
+        }
+    }
+
+    /// Values in the ring (claimed by a producer, not yet by a consumer).
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Ring::Array(a) => a.len(),
+            Ring::Blocks(b) => b.len(),
+        }
     }
 
     // ----- flags (set and cleared under the core lock)
 
+    #[inline]
+    fn words(&self) -> (&AtomicUsize, &AtomicUsize) {
+        match self {
+            Ring::Array(a) => a.words(),
+            Ring::Blocks(b) => b.words(),
+        }
+    }
+
     /// Sets `SLOW` on `tail`; afterwards the ring gains no value without the
     /// lock.
     pub(crate) fn set_slow(&self) {
-        if self.tail.0.load(Ordering::Relaxed) & SLOW == 0 {
-            self.tail.0.fetch_or(SLOW, Ordering::AcqRel);
+        let tail = self.words().1;
+        if tail.load(Ordering::Relaxed) & SLOW == 0 {
+            tail.fetch_or(SLOW, Ordering::AcqRel);
         }
     }
 
     pub(crate) fn is_slow(&self) -> bool {
-        self.tail.0.load(Ordering::Relaxed) & SLOW != 0
+        self.words().1.load(Ordering::Relaxed) & SLOW != 0
     }
 
     /// Clears `SLOW`; only the producer's side, under the lock.
     pub(crate) fn clear_slow(&self) {
-        self.tail.0.fetch_and(!SLOW, Ordering::AcqRel);
+        self.words().1.fetch_and(!SLOW, Ordering::AcqRel);
     }
 
     /// Sets or clears a flag on `head`, writing only on a change.
     pub(crate) fn set_head_flag(&self, flag: usize, on: bool) {
-        let have = self.head.0.load(Ordering::Relaxed) & flag != 0;
+        let head = self.words().0;
+        let have = head.load(Ordering::Relaxed) & flag != 0;
         if on && !have {
-            self.head.0.fetch_or(flag, Ordering::AcqRel);
+            head.fetch_or(flag, Ordering::AcqRel);
         } else if !on && have {
-            self.head.0.fetch_and(!flag, Ordering::AcqRel);
-        }
-    }
-
-    /// Whether [`push_locked`](Self::push_locked) has a slot (perhaps one a
-    /// consumer is still reading out).
-    pub(crate) fn has_room(&self) -> bool {
-        self.len() < self.cap
-    }
-
-    /// Values in the ring (claimed by the producer, not yet by a consumer).
-    pub(crate) fn len(&self) -> usize {
-        loop {
-            let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
-            let head = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
-            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == tail {
-                let mask = self.one_lap - 1;
-                let (hix, tix) = (head & mask, tail & mask);
-                return if hix < tix {
-                    tix - hix
-                } else if hix > tix {
-                    self.cap - hix + tix
-                } else if tail == head {
-                    0
-                } else {
-                    self.cap
-                };
-            }
-        }
-    }
-}
-
-impl<T> Drop for Ring<T> {
-    fn drop(&mut self) {
-        let tail = self.tail.0.load(Ordering::Relaxed) >> FLAG_BITS;
-        let mut pos = self.head.0.load(Ordering::Relaxed) >> FLAG_BITS;
-        while pos != tail {
-            let slot = self.slot(pos);
-            if slot.stamp.load(Ordering::Relaxed) == pos + 1 {
-                // SAFETY: stamped ready and never claimed; nobody else is
-                // left to read it.
-                slot.value.with_mut(|c| unsafe { (*c).assume_init_drop() });
-            }
-            pos = self.next(pos);
+            head.fetch_and(!flag, Ordering::AcqRel);
         }
     }
 }

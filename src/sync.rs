@@ -5,7 +5,7 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
     pub(crate) use std::sync::Arc;
     pub(crate) use std::thread::{current, park, park_timeout, yield_now, Thread};
 
@@ -62,7 +62,7 @@ mod imp {
 #[cfg(loom)]
 mod imp {
     pub(crate) use loom::cell::UnsafeCell;
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::thread::{current, park, yield_now, Thread};
 

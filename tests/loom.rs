@@ -1174,6 +1174,158 @@ fn ring_pop_wakes_async_producer_blocked_on_full_ring() {
     seen.assert_both("the first poll found room / registered");
 }
 
+// ----- the unbounded blocks (`src/ring/blocks.rs`; 3 slots a block under loom)
+
+/// [`model_max_preemptions`] for the blocks models, which also checks that
+/// every block the channel allocated is freed once the model's handles are
+/// gone (and, through `Block::free`, that no block is freed under a reader).
+/// The bound is capped per model where a larger one costs minutes: at
+/// bound 5 the two largest models take over a minute each, at 3 they
+/// explore 130,000 and 330,000 executions in about 20 s together.
+fn blocks_model<F>(max: usize, f: F)
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    model_max_preemptions(max, move || {
+        f();
+        assert_eq!(amphi::__loom_live_blocks(), 0, "a block was not freed");
+    });
+}
+
+/// Two values sent before two consumer threads start (slots 0 and 1 of the
+/// first block), then two more while they race: the third claims the
+/// block's last slot and links the next block, the fourth goes there. One
+/// consumer takes twice, the other once, so a block's last reader may free
+/// it while another consumer is still reading an earlier slot (which then
+/// finishes the job). Every value is received exactly once, each
+/// consumer's in order, and `len` is right afterwards. Asserts loom
+/// explored each consumer getting the block's last slot.
+#[test]
+fn blocks_consumers_race_across_a_block_link() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    blocks_model(3, move || {
+        let (mut tx, rx) = spmc::unbounded::<u32>();
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        let (rx_a, rx_b) = (rx.clone(), rx.clone());
+        let a = thread::spawn(move || {
+            [rx_a.try_recv(), rx_a.try_recv()]
+                .into_iter()
+                .filter_map(Result::ok)
+                .collect::<Vec<_>>()
+        });
+        let b = thread::spawn(move || rx_b.try_recv().ok());
+        tx.try_send(3).unwrap();
+        tx.try_send(4).unwrap();
+        let a = a.join().unwrap();
+        let b: Vec<u32> = b.join().unwrap().into_iter().collect();
+        s.mark(a.contains(&3));
+        assert_eq!(rx.len(), 4 - a.len() - b.len());
+        let mut rest = Vec::new();
+        while let Ok(v) = rx.try_recv() {
+            rest.push(v);
+        }
+        assert_each_once_in_order(&[&a, &b, &rest], 4);
+        assert!(rx.is_empty());
+    });
+    seen.assert_both("the two-claim consumer got the block's last slot / not");
+}
+
+/// mpmc unbounded with two values in (slots 0 and 1): two producer threads
+/// race for slot 2, the block's last (whose claimer links the next block),
+/// and the first position of the next block (whose claimer may find `tail`
+/// on the "next block" mark and wait for the link), while the main thread
+/// takes twice. Every value arrives exactly once; the first two in order.
+#[test]
+fn blocks_producers_race_on_the_block_link() {
+    blocks_model(5, || {
+        let (tx, rx) = mpmc::unbounded::<u32>();
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        let (t3, t4) = (tx.clone(), tx.clone());
+        let p3 = thread::spawn(move || t3.try_send(3).unwrap());
+        let p4 = thread::spawn(move || t4.try_send(4).unwrap());
+        let mut got: Vec<u32> = [rx.try_recv(), rx.try_recv()]
+            .into_iter()
+            .filter_map(Result::ok)
+            .collect();
+        p3.join().unwrap();
+        p4.join().unwrap();
+        assert_eq!(&got[..2.min(got.len())], &[1, 2][..2.min(got.len())]);
+        while let Ok(v) = rx.try_recv() {
+            got.push(v);
+        }
+        got.sort_unstable();
+        assert_eq!(got, [1, 2, 3, 4]);
+        drop(tx);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    });
+}
+
+/// A blocking `recv` (announcing itself with `SLOW`, looking under the
+/// lock, registering) races the producer publishing across a block link:
+/// two values are in already, the producer `try_send`s two more (the first
+/// of them links the next block; either claim may fail on `SLOW` and go
+/// through the lock) and drops. The receiver gets all four in order, then
+/// the disconnection.
+#[test]
+fn blocks_blocked_receiver_registers_while_producer_links_a_block() {
+    blocks_model(3, || {
+        let (mut tx, rx) = spmc::unbounded::<u32>();
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        let r = thread::spawn(move || {
+            let mut got = Vec::new();
+            while let Ok(v) = rx.recv() {
+                got.push(v);
+            }
+            got
+        });
+        tx.try_send(3).unwrap();
+        tx.try_send(4).unwrap();
+        drop(tx);
+        assert_eq!(r.join().unwrap(), [1, 2, 3, 4]);
+    });
+}
+
+/// A consumer thread `try_recv`s four times while the producer sends a
+/// value into the block's last slot (linking the next) and drops: it may
+/// see `Disconnected` only once everything is drained, and then for good;
+/// what it leaves, the main thread drains. Values are dropped, not leaked,
+/// when the channel goes (`String`s: Miri and loom see no leak).
+#[test]
+fn blocks_consumer_drains_then_sees_disconnection() {
+    blocks_model(4, || {
+        let (mut tx, rx) = spmc::unbounded::<String>();
+        tx.try_send("1".into()).unwrap();
+        tx.try_send("2".into()).unwrap();
+        let rx2 = rx.clone();
+        let c = thread::spawn(move || (0..4).map(|_| rx2.try_recv()).collect::<Vec<_>>());
+        tx.try_send("3".into()).unwrap();
+        drop(tx);
+        let tries = c.join().unwrap();
+        if let Some(i) = tries
+            .iter()
+            .position(|r| *r == Err(TryRecvError::Disconnected))
+        {
+            assert!(
+                tries[..i].iter().filter(|r| r.is_ok()).count() == 3,
+                "{tries:?}"
+            );
+            assert!(tries[i..]
+                .iter()
+                .all(|r| *r == Err(TryRecvError::Disconnected)));
+        }
+        let got: Vec<String> = tries.into_iter().filter_map(Result::ok).collect();
+        let n = got.len();
+        let rest: Vec<String> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert_eq!([got, rest].concat(), ["1", "2", "3"]);
+        assert!(n <= 3);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    });
+}
+
 // ----- the models explore more than one schedule
 
 /// A race whose outcome depends on the schedule: loom must explore both a

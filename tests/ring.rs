@@ -1,6 +1,6 @@
 //! The lock-free data path of spmc channels (`src/ring.rs`): slots reused
-//! over many laps, an unbounded channel's overflow beyond its ring, values
-//! returned ahead of the ring, and the flags that send the fast paths to the
+//! over many laps, an unbounded channel's linked blocks (31 slots each),
+//! values returned ahead of the ring, and the flags that send the fast paths to the
 //! lock. Single-threaded and deterministic; the races are in `tests/loom.rs`
 //! and the stress tests.
 
@@ -59,26 +59,28 @@ fn slots_are_reused_over_many_laps_in_order() {
     }
 }
 
-/// An unbounded channel's ring is finite: values beyond it overflow into
-/// the core and come back, in order, as the ring drains; sends stay
-/// non-blocking throughout.
+/// An unbounded channel keeps its values in linked blocks of 31 slots: they
+/// come back in order across many block boundaries, with the producer
+/// running ahead and the consumer catching up in uneven steps, and `len`
+/// is exact at every step (including right before and after a boundary).
 #[test]
-fn unbounded_overflow_keeps_fifo_order() {
+fn unbounded_blocks_keep_fifo_order_and_len() {
     let n: u64 = if cfg!(miri) { 600 } else { 10_000 };
     let (mut tx, rx) = spmc::unbounded::<u64>();
     for i in 0..n {
         tx.try_send(i).unwrap();
+        assert_eq!(rx.len() as u64, i + 1);
     }
-    assert_eq!(rx.len() as u64, n);
     assert!(!rx.is_full());
-    // Interleave: take a few, send a few more; order holds across the
-    // ring/overflow boundary.
+    // Interleave: take seven, send three; order and `len` hold as head and
+    // tail cross block boundaries at different times.
     let mut want = 0;
     let mut sent = n;
     for round in 0..(n / 10) {
         for _ in 0..7 {
             assert_eq!(rx.try_recv(), Ok(want));
             want += 1;
+            assert_eq!(rx.len() as u64, sent - want);
         }
         if round % 2 == 0 {
             for _ in 0..3 {
@@ -92,12 +94,63 @@ fn unbounded_overflow_keeps_fifo_order() {
         want += 1;
     }
     assert_eq!(want, sent);
+    assert!(rx.is_empty());
     drop(tx);
     assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
 }
 
-/// Values left in the ring and in the overflow when the channel goes away
-/// are dropped exactly once (Miri checks for leaks).
+/// Lock-step around block boundaries: the channel is drained to empty at
+/// every position from 0 to 100 (so head meets tail at each slot of several
+/// blocks, including the last slot of a block and the first of the next),
+/// and an emptied channel is empty, not disconnected, until the sender goes.
+#[test]
+fn unbounded_empties_at_every_position_across_blocks() {
+    let (mut tx, rx) = spmc::unbounded::<u32>();
+    for i in 0..100u32 {
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        tx.try_send(i).unwrap();
+        assert_eq!(rx.len(), 1);
+        assert_eq!(rx.try_recv(), Ok(i));
+        assert!(rx.is_empty());
+    }
+    for burst in [30u32, 31, 32, 62, 63] {
+        for i in 0..burst {
+            tx.try_send(i).unwrap();
+        }
+        assert_eq!(rx.len(), burst as usize);
+        let got: Vec<u32> = rx.try_iter().collect();
+        assert_eq!(got, (0..burst).collect::<Vec<_>>());
+    }
+    drop(tx);
+    assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+}
+
+/// mpmc unbounded: several senders' values interleaved across block
+/// boundaries, each sender's in its own order; values left behind when the
+/// last handle goes are dropped once (Miri checks the blocks are freed).
+#[test]
+fn mpmc_unbounded_interleaves_senders_across_blocks() {
+    let (tx, rx) = amphi::mpmc::unbounded::<(u8, String)>();
+    let senders = [tx.clone(), tx.clone(), tx];
+    let per = if cfg!(miri) { 40 } else { 400 };
+    for i in 0..per {
+        for (k, s) in senders.iter().enumerate() {
+            s.try_send((k as u8, i.to_string())).unwrap();
+        }
+    }
+    let mut next = [0usize; 3];
+    for _ in 0..per * 3 / 2 {
+        let (k, v) = rx.try_recv().unwrap();
+        assert_eq!(v, next[k as usize].to_string());
+        next[k as usize] += 1;
+    }
+    assert_eq!(rx.len(), per * 3 - per * 3 / 2);
+    // The rest (in part-filled blocks) go with the channel.
+}
+
+/// Values left in an unbounded channel's blocks (several, the first part
+/// read) or in a bounded ring when the channel goes away are dropped exactly
+/// once (Miri checks for leaks).
 #[test]
 fn values_left_behind_are_dropped() {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -132,9 +185,10 @@ fn values_left_behind_are_dropped() {
 }
 
 /// A woken task whose future is dropped leaves its value in the channel, and
-/// a task that registered while values overflowed gets the oldest.
+/// a task that registered before a burst spanning many blocks gets the
+/// oldest.
 #[test]
-fn woken_tasks_take_values_from_the_ring_and_overflow() {
+fn woken_tasks_take_values_from_the_ring_and_blocks() {
     for cap in [Some(2), None] {
         let (mut tx, rx) = match cap {
             Some(c) => spmc::bounded_async::<u32>(c),

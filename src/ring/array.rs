@@ -1,0 +1,333 @@
+//! A bounded channel's data path: an array of slots with per-slot stamps,
+//! in the shape of crossbeam's `array` flavor (positions as lap + index).
+//! The protocol it shares with the unbounded data path (flags, the lock's
+//! part) is in the parent module.
+
+use std::mem::MaybeUninit;
+
+use super::{
+    Padded, Pop, FLAGS, FLAG_BITS, MAX_CAP, POS_MASK, RETURNED, SEND_WAITING, SLOW, TX_GONE,
+};
+use crate::sync::{self, AtomicUsize, Ordering, UnsafeCell};
+
+struct Slot<T> {
+    /// `p`: free for the value of position `p`; `p + 1`: holds it.
+    stamp: AtomicUsize,
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+pub(crate) struct Array<T> {
+    head: Padded<AtomicUsize>,
+    tail: Padded<AtomicUsize>,
+    slots: Box<[Slot<T>]>,
+    cap: usize,
+    /// A power of two above `cap`: positions are `lap * one_lap + index`.
+    one_lap: usize,
+    /// `one_lap - 1`: a position's index.
+    mask: usize,
+    /// `cap - 1`: the last index of a lap.
+    last: usize,
+}
+
+// SAFETY: values move between threads through the slots (hence `T: Send`);
+// each slot is accessed by one thread at a time, as its stamp says.
+unsafe impl<T: Send> Send for Array<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Array<T> {}
+
+impl<T> Array<T> {
+    /// # Panics
+    ///
+    /// If the slots cannot be allocated.
+    pub(super) fn new(cap: usize) -> Self {
+        debug_assert!(cap > 0 && cap <= MAX_CAP);
+        let mut slots = Vec::new();
+        if slots.try_reserve_exact(cap).is_err() {
+            panic!("amphi: cannot allocate a bounded channel of capacity {cap}");
+        }
+        slots.extend((0..cap).map(|i| Slot {
+            stamp: AtomicUsize::new(i),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+        }));
+        Array {
+            head: Padded(AtomicUsize::new(0)),
+            tail: Padded(AtomicUsize::new(0)),
+            slots: slots.into_boxed_slice(),
+            cap,
+            one_lap: (cap + 1).next_power_of_two(),
+            mask: (cap + 1).next_power_of_two() - 1,
+            last: cap - 1,
+        }
+    }
+
+    #[inline]
+    fn slot(&self, pos: usize) -> &Slot<T> {
+        // SAFETY: the index part of a position is below `cap`.
+        unsafe { self.slots.get_unchecked(pos & self.mask) }
+    }
+
+    /// The position after `pos`.
+    #[inline]
+    fn next(&self, pos: usize) -> usize {
+        if pos & self.mask != self.last {
+            pos + 1
+        } else {
+            (pos & !self.mask).wrapping_add(self.one_lap) & POS_MASK
+        }
+    }
+
+    // ----- the producer
+
+    /// Sends without the lock: `Err` (value back) if [`SLOW`] is set or the
+    /// slot at `tail` is not free yet. Only the one producer calls it.
+    #[inline]
+    pub(super) fn try_push(&self, value: T) -> Result<(), T> {
+        let word = self.tail.0.load(Ordering::Relaxed);
+        if word & SLOW != 0 {
+            return Err(value);
+        }
+        let pos = word >> FLAG_BITS;
+        let slot = self.slot(pos);
+        // Acquire: the consumer of the last lap has read its value out.
+        if slot.stamp.load(Ordering::Acquire) != pos {
+            return Err(value);
+        }
+        // SAFETY: the stamp says the slot is free for `pos`, and only the
+        // producer writes a free slot; nobody reads it before the stamp
+        // below says it is ready.
+        slot.value.with_mut(|c| unsafe { (*c).write(value) });
+        let next = self.next(pos) << FLAG_BITS;
+        match self
+            .tail
+            .0
+            .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                slot.stamp.store(pos + 1, Ordering::Release);
+                Ok(())
+            }
+            // A receiver set `SLOW` under the lock: it may be about to wait,
+            // so the value must go through the lock.
+            // SAFETY: written just above and never published.
+            Err(_) => Err(slot.value.with_mut(|c| unsafe { (*c).assume_init_read() })),
+        }
+    }
+
+    /// Sends without the lock where producers compete (mpmc): claims the
+    /// slot at `tail` with a compare-and-swap (which fails if another
+    /// producer claimed it first, or a receiver set [`SLOW`]), then writes
+    /// and stamps it. `Err` (value back) if `SLOW` is set or the ring is
+    /// full.
+    #[inline]
+    pub(super) fn try_push_shared(&self, value: T) -> Result<(), T> {
+        let mut word = self.tail.0.load(Ordering::Relaxed);
+        loop {
+            if word & SLOW != 0 {
+                return Err(value);
+            }
+            let pos = word >> FLAG_BITS;
+            let slot = self.slot(pos);
+            // Acquire: the consumer of the last lap has read its value out.
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp == pos {
+                let next = self.next(pos) << FLAG_BITS;
+                match self.tail.0.compare_exchange_weak(
+                    word,
+                    next,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        // SAFETY: the claim makes this producer the only
+                        // writer of the slot, free for `pos` (the stamp);
+                        // nobody reads it before the stamp below.
+                        slot.value.with_mut(|c| unsafe { (*c).write(value) });
+                        slot.stamp.store(pos + 1, Ordering::Release);
+                        return Ok(());
+                    }
+                    Err(now) => {
+                        word = now;
+                        sync::spin_loop();
+                        continue;
+                    }
+                }
+            }
+            if stamp == (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK {
+                // Still holds (or is giving up) the last lap's value: full.
+                return Err(value);
+            }
+            // Another producer moved `tail` on.
+            sync::spin_loop();
+            word = self.tail.0.load(Ordering::Relaxed);
+        }
+    }
+
+    /// Sends under the core lock, on the producer's behalf (its own locked
+    /// path, or a consumer serving a blocked producer), when the core's
+    /// accounting says there is room. Waits for a consumer still reading the
+    /// slot's last lap (it holds no lock, so this is short). With several
+    /// producers, [`SLOW`] is set first (`Chan::exclude_senders`), so that
+    /// none of them writes `tail` meanwhile.
+    pub(super) fn push_locked(&self, value: T) {
+        // Under the lock nobody else writes `tail`: receivers set flags only
+        // under the lock, and the producer is here or blocked (spmc), or
+        // every other producer's claim fails on `SLOW` (mpmc).
+        let word = self.tail.0.load(Ordering::Relaxed);
+        let pos = word >> FLAG_BITS;
+        let slot = self.slot(pos);
+        let mut step = 0;
+        while slot.stamp.load(Ordering::Acquire) != pos {
+            sync::snooze(&mut step);
+        }
+        // SAFETY: as in `try_push`: free for `pos`, and only the producer's
+        // side writes it.
+        slot.value.with_mut(|c| unsafe { (*c).write(value) });
+        // `tail` first, then the stamp, as in `try_push`: `head` never
+        // passes `tail`.
+        self.tail.0.store(
+            (self.next(pos) << FLAG_BITS) | (word & FLAGS),
+            Ordering::Release,
+        );
+        slot.stamp.store(pos + 1, Ordering::Release);
+    }
+
+    // ----- consumers
+
+    /// Takes the value at `head`. With `settle` (under the lock, after
+    /// [`SLOW`] is set) a value the producer has claimed but not yet stamped
+    /// is waited for instead of reported missing.
+    #[inline]
+    pub(super) fn pop(&self, settle: bool) -> Pop<T> {
+        let mut word = self.head.0.load(Ordering::Acquire);
+        let mut step = 0;
+        loop {
+            if word & RETURNED != 0 && !settle {
+                return Pop::Slow;
+            }
+            let pos = word >> FLAG_BITS;
+            let slot = self.slot(pos);
+            let stamp = slot.stamp.load(Ordering::Acquire);
+            if stamp == pos + 1 {
+                // The claim clears `SEND_WAITING`: this consumer serves the
+                // waiting producer.
+                let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE));
+                match self.head.0.compare_exchange_weak(
+                    word,
+                    next,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        // SAFETY: the stamp said ready (Acquire: the write is
+                        // visible) and the claim makes this consumer the only
+                        // reader; the producer waits for the stamp below.
+                        let value = slot.value.with_mut(|c| unsafe { (*c).assume_init_read() });
+                        slot.stamp
+                            .store(pos.wrapping_add(self.one_lap) & POS_MASK, Ordering::Release);
+                        return Pop::Value(value, word & SEND_WAITING != 0);
+                    }
+                    Err(now) => {
+                        word = now;
+                        sync::spin_loop();
+                        continue;
+                    }
+                }
+            }
+            let prev_lap = (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK;
+            if stamp == pos || stamp == prev_lap {
+                // Not written yet (the slot may still be being read from its
+                // last lap). `word` was read before the stamp, so with
+                // `TX_GONE` in it every value is visible: drained.
+                if settle && self.tail.0.load(Ordering::Acquire) >> FLAG_BITS != pos {
+                    // Claimed by the producer, not stamped yet.
+                    sync::snooze(&mut step);
+                    word = self.head.0.load(Ordering::Acquire);
+                    continue;
+                }
+                return Pop::Empty(word & TX_GONE != 0);
+            }
+            // Another consumer moved `head` on.
+            sync::spin_loop();
+            word = self.head.0.load(Ordering::Acquire);
+        }
+    }
+
+    /// Under the lock with [`SLOW`] set: whether the value at `head` is
+    /// there to take, waiting for a slot the producer has claimed but not
+    /// yet stamped (so that a "ready" answer is not followed by an empty
+    /// take, which would send a selecting thread round its loop).
+    pub(super) fn settled_nonempty(&self) -> bool {
+        let mut step = 0;
+        loop {
+            let pos = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
+            if self.slot(pos).stamp.load(Ordering::Acquire) == pos + 1 {
+                return true;
+            }
+            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == pos {
+                return false;
+            }
+            // Claimed by a producer and not stamped yet, or just taken by a
+            // consumer (then `head` has moved: look again).
+            sync::snooze(&mut step);
+        }
+    }
+
+    /// Whether a consumer would find something now (a hint for spinning).
+    #[inline]
+    pub(super) fn looks_nonempty(&self) -> bool {
+        let word = self.head.0.load(Ordering::Relaxed);
+        let pos = word >> FLAG_BITS;
+        word & RETURNED != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos + 1
+    }
+
+    /// Whether the producer would find the slot at `tail` free now (a hint
+    /// for spinning).
+    #[inline]
+    pub(super) fn looks_free(&self) -> bool {
+        let word = self.tail.0.load(Ordering::Relaxed);
+        let pos = word >> FLAG_BITS;
+        word & SLOW != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos
+    }
+
+    /// The `head` and `tail` words, for their flags.
+    pub(super) fn words(&self) -> (&AtomicUsize, &AtomicUsize) {
+        (&self.head.0, &self.tail.0)
+    }
+
+    /// Values in the ring (claimed by the producer, not yet by a consumer).
+    pub(super) fn len(&self) -> usize {
+        loop {
+            let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
+            let head = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
+            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == tail {
+                let mask = self.one_lap - 1;
+                let (hix, tix) = (head & mask, tail & mask);
+                return if hix < tix {
+                    tix - hix
+                } else if hix > tix {
+                    self.cap - hix + tix
+                } else if tail == head {
+                    0
+                } else {
+                    self.cap
+                };
+            }
+        }
+    }
+}
+
+impl<T> Drop for Array<T> {
+    fn drop(&mut self) {
+        let tail = self.tail.0.load(Ordering::Relaxed) >> FLAG_BITS;
+        let mut pos = self.head.0.load(Ordering::Relaxed) >> FLAG_BITS;
+        while pos != tail {
+            let slot = self.slot(pos);
+            if slot.stamp.load(Ordering::Relaxed) == pos + 1 {
+                // SAFETY: stamped ready and never claimed; nobody else is
+                // left to read it.
+                slot.value.with_mut(|c| unsafe { (*c).assume_init_drop() });
+            }
+            pos = self.next(pos);
+        }
+    }
+}
