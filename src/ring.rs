@@ -91,7 +91,8 @@ pub(crate) enum Pop<T> {
 pub(crate) enum Ring<T> {
     /// Bounded: exactly `cap` preallocated slots.
     Array(Array<T>),
-    /// Unbounded: blocks of slots, appended by producers, freed by consumers.
+    /// Unbounded: blocks of slots, appended by producers, retired by
+    /// consumers, reused by producers once read out.
     Blocks(Blocks<T>),
 }
 

@@ -1,6 +1,7 @@
 //! Zero heap allocations per message on bounded channels, in steady state,
 //! for ready sends and receives, for blocking waits (handoff to a parked
-//! thread) and for async waits. Counted by a global allocator.
+//! thread) and for async waits; on unbounded channels, block reuse. Counted
+//! by a global allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -102,6 +103,46 @@ fn ready_send_recv_does_not_allocate() {
         }
     });
     assert_eq!(allocs, 0, "{allocs} allocations for {N} ready send+recv");
+}
+
+/// An unbounded channel reuses its read-out blocks: once the consumer keeps
+/// up, a steady stream allocates no block at all, and a producer that runs
+/// ahead by a burst allocates about one block per 31 values of the burst,
+/// the first time only (the blocks the burst needed are reused after it).
+#[test]
+#[cfg_attr(miri, ignore)]
+fn unbounded_reuses_its_blocks() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (mut tx, rx) = amphi::spmc::unbounded::<u64>();
+    // Past a few block boundaries, so that a read-out block is retired.
+    for i in 0..100 {
+        tx.send(i).unwrap();
+        assert_eq!(rx.recv(), Ok(i));
+    }
+    let (_, allocs) = count(|| {
+        for i in 0..N {
+            tx.send(i).unwrap();
+            assert_eq!(rx.recv(), Ok(i));
+        }
+    });
+    assert_eq!(allocs, 0, "{allocs} allocations for {N} send+recv pairs");
+    let burst = |tx: &mut amphi::spmc::Sender<u64>| {
+        for i in 0..310 {
+            tx.send(i).unwrap();
+        }
+        for i in 0..310 {
+            assert_eq!(rx.recv(), Ok(i));
+        }
+    };
+    let (_, first) = count(|| burst(&mut tx));
+    assert!(
+        (9..=12).contains(&first),
+        "{first} blocks for the first burst"
+    );
+    // The blocks of the first burst are retired; a second burst reuses one
+    // and frees the rest, so it allocates again, but no more than the first.
+    let (_, second) = count(|| burst(&mut tx));
+    assert!(second <= first, "{second} blocks for the second burst");
 }
 
 #[test]

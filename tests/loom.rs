@@ -1195,10 +1195,12 @@ where
 /// Two values sent before two consumer threads start (slots 0 and 1 of the
 /// first block), then two more while they race: the third claims the
 /// block's last slot and links the next block, the fourth goes there. One
-/// consumer takes twice, the other once, so a block's last reader may free
-/// it while another consumer is still reading an earlier slot (which then
-/// finishes the job). Every value is received exactly once, each
-/// consumer's in order, and `len` is right afterwards. Asserts loom
+/// consumer takes twice, the other once, so a block's last reader may retire
+/// it while another consumer is still reading an earlier slot (the block
+/// stays retired until it is read out; here the channel's drop frees it, and
+/// `Block::free` under loom would see a race with the read). Every value is
+/// received exactly once, each consumer's in order, and `len` is right
+/// afterwards. Asserts loom
 /// explored each consumer getting the block's last slot.
 #[test]
 fn blocks_consumers_race_across_a_block_link() {
@@ -1324,6 +1326,42 @@ fn blocks_consumer_drains_then_sees_disconnection() {
         assert!(n <= 3);
         assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
     });
+}
+
+/// A block is reused once read out: five values are in (block 0 full, two
+/// in block 1), two consumer threads take the first three (one once, one
+/// twice), so the reader of block 0's last slot retires it while the other
+/// may still be reading an earlier slot. Meanwhile the producer sends into
+/// block 1's last slot (which takes a block for the link: block 0 if every
+/// slot of it is read, else a new one) and into the block after. Every
+/// value arrives exactly once, in order per consumer, every block is freed
+/// once, and loom explored both a reuse and a fresh allocation (two blocks
+/// live after the sends, or three).
+#[test]
+fn blocks_producer_reuses_a_block_only_once_read_out() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    blocks_model(4, move || {
+        let (mut tx, rx) = spmc::unbounded::<u32>();
+        for v in 1..=5 {
+            tx.try_send(v).unwrap();
+        }
+        let (rx_a, rx_b) = (rx.clone(), rx.clone());
+        let a = thread::spawn(move || rx_a.try_recv().ok().into_iter().collect::<Vec<_>>());
+        let b = thread::spawn(move || {
+            [rx_b.try_recv(), rx_b.try_recv()]
+                .into_iter()
+                .filter_map(Result::ok)
+                .collect::<Vec<_>>()
+        });
+        tx.try_send(6).unwrap();
+        tx.try_send(7).unwrap();
+        s.mark(amphi::__loom_live_blocks() == 2);
+        let (a, b) = (a.join().unwrap(), b.join().unwrap());
+        let rest: Vec<u32> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert_each_once_in_order(&[&a, &b, &rest], 7);
+    });
+    seen.assert_both("the producer reused block 0 / allocated a block");
 }
 
 // ----- the models explore more than one schedule

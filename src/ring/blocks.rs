@@ -1,8 +1,17 @@
 //! An unbounded channel's data path: a list of blocks of slots, in the shape
 //! of crossbeam's `list` flavor. Producers claim positions on `tail` and
-//! append a block when one fills; consumers claim positions on `head` and
-//! free a block once every slot in it has been read. Each slot is written
-//! once and read once, so a slot's state only grows (`WRITE`, then `READ`).
+//! append a block when one fills; consumers claim positions on `head`. The
+//! consumer that takes a block's last slot retires the block once `head` has
+//! left it; a producer that needs a new block reuses a retired one whose
+//! slots are all read, and frees the other read ones. In one use of a block,
+//! each slot is written once and read once: its state goes `0`, `WRITE`,
+//! `READ`, each step a plain store by the one thread whose turn it is.
+//!
+//! Nobody waits for a slow reader: a block with a slot still being read
+//! stays retired until a later look finds it read. So a pop costs a claim on
+//! `head` and two plain atomic accesses to its slot, as in the bounded ring,
+//! and a block is allocated only when the retired ones are all in use (a
+//! producer running ahead of its consumers).
 //!
 //! A position's index within its lap of [`LAP`] is its slot; index
 //! [`BLOCK_CAP`] is no slot but marks "the next block is being linked":
@@ -31,10 +40,8 @@ const ONE: usize = 1 << FLAG_BITS;
 
 /// A slot's state: the value is written.
 const WRITE: usize = 1;
-/// The value is read out.
+/// The value is read out: its reader is done with the block.
 const READ: usize = 2;
-/// The block is being freed: the reader of this slot finishes the job.
-const DESTROY: usize = 4;
 
 struct Slot<T> {
     value: UnsafeCell<MaybeUninit<T>>,
@@ -68,6 +75,8 @@ pub fn live_blocks() -> usize {
 
 struct Block<T> {
     next: AtomicPtr<Block<T>>,
+    /// The next block on the retired stack.
+    retired_next: AtomicPtr<Block<T>>,
     slots: [Slot<T>; BLOCK_CAP],
 }
 
@@ -77,7 +86,7 @@ impl<T> Block<T> {
     fn alloc() -> *mut Block<T> {
         let layout = std::alloc::Layout::new::<Block<T>>();
         // SAFETY: the layout is not zero-sized (it holds atomics), and zero
-        // bytes are a valid block: a null `next`, states 0, values uninit.
+        // bytes are a valid block: null links, states 0, values uninit.
         let block = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Block<T>>();
         if block.is_null() {
             std::alloc::handle_alloc_error(layout);
@@ -90,6 +99,7 @@ impl<T> Block<T> {
         LIVE_BLOCKS.with(|n| n.set(n.get() + 1));
         Box::into_raw(Box::new(Block {
             next: AtomicPtr::new(ptr::null_mut()),
+            retired_next: AtomicPtr::new(ptr::null_mut()),
             slots: std::array::from_fn(|_| Slot {
                 value: UnsafeCell::new(MaybeUninit::uninit()),
                 state: AtomicUsize::new(0),
@@ -102,22 +112,30 @@ impl<T> Block<T> {
     /// `block` came from [`alloc`](Self::alloc) and nobody uses it any more;
     /// its values are read out or dropped.
     unsafe fn free(block: *mut Block<T>) {
-        // Under loom, a mutable access to every slot's cell makes the model
-        // fail unless each reader's access happens before the free (a free
-        // that does not wait for a slow reader is a use after free that loom
-        // would not see otherwise), and the count catches a block nobody
-        // frees.
         #[cfg(loom)]
         {
             // SAFETY: as below: the block is alive and ours.
-            for slot in unsafe { &(*block).slots } {
-                slot.value.with_mut(|_| ());
-            }
+            unsafe { Block::touch(block) };
             LIVE_BLOCKS.with(|n| n.set(n.get() - 1));
         }
         // SAFETY: allocated as a `Block<T>` by the global allocator (a `Box`
         // under loom), and ours alone (the caller's contract).
         drop(unsafe { Box::from_raw(block) });
+    }
+
+    /// Under loom, a mutable access to every slot's cell: a free or reuse
+    /// that does not happen after each reader's last access then fails the
+    /// model as a data race (loom has no other way to see a use after free).
+    ///
+    /// # Safety
+    ///
+    /// `block` is alive.
+    #[cfg(loom)]
+    unsafe fn touch(block: *mut Block<T>) {
+        // SAFETY: alive (the caller's contract).
+        for slot in unsafe { &(*block).slots } {
+            slot.value.with_mut(|_| ());
+        }
     }
 
     /// Waits for the producer that claimed the last slot to link the next
@@ -133,31 +151,19 @@ impl<T> Block<T> {
         }
     }
 
-    /// Frees the block once the slots from `start` on are read, or hands the
-    /// job to the reader of the first slot still being read.
+    /// Whether every slot's reader is done with the block.
     ///
     /// # Safety
     ///
-    /// Every slot of `block` has been claimed by a consumer, and the slots
-    /// before `start` are read out; no position on `head` or `tail` leads
-    /// into `block` any more.
-    unsafe fn destroy(block: *mut Block<T>, start: usize) {
-        // The last slot's reader starts at 0 and never marks its own slot:
-        // it is done with it.
-        for i in start..BLOCK_CAP - 1 {
-            // SAFETY: the block is alive until this loop decides otherwise:
-            // a reader that has not set `READ` keeps it so.
-            let slot = unsafe { (*block).slots.get_unchecked(i) };
-            if slot.state.load(Ordering::Acquire) & READ == 0
-                && slot.state.fetch_or(DESTROY, Ordering::AcqRel) & READ == 0
-            {
-                // Still being read: its reader sees `DESTROY` and goes on.
-                return;
-            }
-        }
-        // SAFETY: every slot is read out, and nothing leads here (the
-        // caller's contract).
-        unsafe { Block::free(block) };
+    /// `block` is alive and retired: every slot was claimed by a consumer.
+    unsafe fn is_read(block: *mut Block<T>) -> bool {
+        // SAFETY: alive (the caller's contract).
+        let slots = unsafe { &(*block).slots };
+        // Acquire: a reader's last access to the block happens before its
+        // `READ`, so it happens before whatever the caller does next.
+        slots
+            .iter()
+            .all(|slot| slot.state.load(Ordering::Acquire) == READ)
     }
 }
 
@@ -170,6 +176,11 @@ struct End<T> {
 pub(crate) struct Blocks<T> {
     head: Padded<End<T>>,
     tail: Padded<End<T>>,
+    /// Blocks that `head` has left, linked through `retired_next`: pushed by
+    /// the consumer that read a block's last slot, taken all at once by a
+    /// producer that needs a block (so a block is never popped alone, and
+    /// the stack has no ABA problem).
+    retired: AtomicPtr<Block<T>>,
 }
 
 // SAFETY: values move between threads through the slots (hence `T: Send`);
@@ -203,6 +214,78 @@ impl<T> Blocks<T> {
                 index: AtomicUsize::new(0),
                 block: AtomicPtr::new(first),
             }),
+            retired: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// A block for a producer about to claim a block's last slot: a retired
+    /// one whose slots are all read, reset, or a new one. The other read
+    /// blocks are freed; those with a reader still at work go back on the
+    /// stack for a later look.
+    fn fresh_block(&self) -> *mut Block<T> {
+        let mut list = self.retired.swap(ptr::null_mut(), Ordering::Acquire);
+        let mut found: *mut Block<T> = ptr::null_mut();
+        let (mut busy_top, mut busy_bottom): (*mut Block<T>, *mut Block<T>) =
+            (ptr::null_mut(), ptr::null_mut());
+        while !list.is_null() {
+            let block = list;
+            // SAFETY: a retired block is alive until a producer that took it
+            // off the stack frees it, and this one took the whole stack.
+            unsafe {
+                list = (*block).retired_next.load(Ordering::Relaxed);
+                if !Block::is_read(block) {
+                    (*block).retired_next.store(busy_top, Ordering::Relaxed);
+                    if busy_top.is_null() {
+                        busy_bottom = block;
+                    }
+                    busy_top = block;
+                } else if found.is_null() {
+                    found = block;
+                } else {
+                    // Read out, and no position leads into it any more.
+                    Block::free(block);
+                }
+            }
+        }
+        if !busy_top.is_null() {
+            // SAFETY: these blocks are ours until they are back on the stack.
+            unsafe { self.retire_chain(busy_top, busy_bottom) };
+        }
+        if found.is_null() {
+            return Block::alloc();
+        }
+        // SAFETY: read out (`is_read`), and nothing leads into it: `head` and
+        // `tail` left it before it was retired, so this producer alone has it.
+        unsafe {
+            #[cfg(loom)]
+            Block::touch(found);
+            (*found).next.store(ptr::null_mut(), Ordering::Relaxed);
+            for slot in &(*found).slots {
+                slot.state.store(0, Ordering::Relaxed);
+            }
+        }
+        // Published to consumers by the Release stores that link it.
+        found
+    }
+
+    /// Pushes the chain `top`..=`bottom` (linked through `retired_next`)
+    /// onto the retired stack.
+    ///
+    /// # Safety
+    ///
+    /// The chain's blocks are alive, retired and owned by the caller.
+    unsafe fn retire_chain(&self, top: *mut Block<T>, bottom: *mut Block<T>) {
+        let mut old = self.retired.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: the caller owns `bottom` until the exchange succeeds.
+            unsafe { (*bottom).retired_next.store(old, Ordering::Relaxed) };
+            match self
+                .retired
+                .compare_exchange_weak(old, top, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
         }
     }
 
@@ -231,7 +314,7 @@ impl<T> Blocks<T> {
                 continue;
             }
             if offset + 1 == BLOCK_CAP && next_block.is_null() {
-                next_block = Block::alloc();
+                next_block = self.fresh_block();
             }
             match self.tail.0.index.compare_exchange_weak(
                 word,
@@ -246,18 +329,20 @@ impl<T> Blocks<T> {
                     if offset + 1 == BLOCK_CAP {
                         self.tail.0.block.store(next_block, Ordering::Release);
                         self.tail.0.index.fetch_add(ONE, Ordering::Release);
-                        // SAFETY: a block is freed only after its last slot
-                        // is read, and that slot is this claim's, unwritten.
+                        // SAFETY: a block is retired only after its last
+                        // slot is read, and that slot is this claim's,
+                        // unwritten.
                         unsafe { (*block).next.store(next_block, Ordering::Release) };
                         next_block = ptr::null_mut();
                     }
-                    // SAFETY: as above, the block lives until this slot is
-                    // read; the claim makes this producer its only writer,
-                    // and no consumer reads it before `WRITE`.
+                    // SAFETY: as above, the block is not reused or freed
+                    // until this slot is read; the claim makes this producer
+                    // its only writer, and no consumer reads it before
+                    // `WRITE`, nor touches its state before.
                     unsafe {
                         let slot = (*block).slots.get_unchecked(offset);
                         slot.value.with_mut(|c| (*c).write(value));
-                        slot.state.fetch_or(WRITE, Ordering::Release);
+                        slot.state.store(WRITE, Ordering::Release);
                     }
                     break Ok(());
                 }
@@ -269,7 +354,8 @@ impl<T> Blocks<T> {
             }
         };
         if !next_block.is_null() {
-            // SAFETY: allocated above and never published.
+            // SAFETY: ours (new, or reset and off the stack), never
+            // published, values uninit.
             unsafe { Block::free(next_block) };
         }
         sent
@@ -319,7 +405,8 @@ impl<T> Blocks<T> {
                 Ok(_) => {
                     // SAFETY: `block` is `word`'s block (loaded after it;
                     // had `head` left it since, the claim would have
-                    // failed), and it lives until the claimed slot is read.
+                    // failed), and it is neither reused nor freed until the
+                    // claimed slot is `READ`.
                     unsafe {
                         if offset + 1 == BLOCK_CAP {
                             let next = (*block).wait_next();
@@ -339,12 +426,11 @@ impl<T> Blocks<T> {
                         let slot = (*block).slots.get_unchecked(offset);
                         slot.wait_write();
                         let value = slot.value.with_mut(|c| (*c).assume_init_read());
+                        // The last access to the block but a retirement.
+                        slot.state.store(READ, Ordering::Release);
                         if offset + 1 == BLOCK_CAP {
                             // Every slot is claimed and `head` has left.
-                            Block::destroy(block, 0);
-                        } else if slot.state.fetch_or(READ, Ordering::AcqRel) & DESTROY != 0 {
-                            // The block's last reader left the rest to us.
-                            Block::destroy(block, offset + 1);
+                            self.retire_chain(block, block);
                         }
                         return Pop::Value(value, false);
                     }
@@ -410,6 +496,14 @@ impl<T> Drop for Blocks<T> {
                 pos = (pos + 1) & POS_MASK;
             }
             Block::free(block);
+            // Retired blocks hold no values: each slot was read by the
+            // consumer that claimed it.
+            let mut retired = self.retired.load(Ordering::Relaxed);
+            while !retired.is_null() {
+                let next = (*retired).retired_next.load(Ordering::Relaxed);
+                Block::free(retired);
+                retired = next;
+            }
         }
     }
 }
