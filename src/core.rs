@@ -987,7 +987,15 @@ impl<T> Chan<T> {
             node,
             sender,
         };
-        let notified = node.wait(deadline);
+        // A receiver of an unbounded channel waits for a producer that runs
+        // freely: yielding to it would only take its CPU, so it parks soon.
+        // A deadline is kept by `park_timeout`, not by a run of yields.
+        let yields = if deadline.is_none() && (sender || self.cap.is_some()) {
+            sync::WAIT_YIELD_ROUNDS
+        } else {
+            sync::YIELD_ROUNDS
+        };
+        let notified = node.wait(deadline, yields);
         std::mem::forget(guard);
         notified || !self.withdraw(node, sender)
     }

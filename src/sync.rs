@@ -52,6 +52,13 @@ mod imp {
     pub(crate) const SPIN_ROUNDS: u32 = 6;
     /// How many times it yields its time slice after spinning.
     pub(crate) const YIELD_ROUNDS: u32 = 2;
+    /// How many times a registered thread yields before it parks when the
+    /// other side is likely to serve it within a time slice or two: a
+    /// sender waiting for room, a receiver of a bounded channel (whose
+    /// producer alternates with its consumers). A wake-up from `park` costs
+    /// tens of microseconds on a busy or virtualised machine; a yield lets
+    /// the other side run on this core and costs about one.
+    pub(crate) const WAIT_YIELD_ROUNDS: u32 = 64;
 
     #[inline]
     pub(crate) fn spin_loop() {
@@ -84,6 +91,7 @@ mod imp {
     /// loom explores every spin, so the models do not spin at all.
     pub(crate) const SPIN_ROUNDS: u32 = 0;
     pub(crate) const YIELD_ROUNDS: u32 = 0;
+    pub(crate) const WAIT_YIELD_ROUNDS: u32 = 0;
 
     pub(crate) fn spin_loop() {
         loom::hint::spin_loop()
@@ -100,8 +108,14 @@ pub(crate) use imp::*;
 /// Spins (exponentially longer rounds), then yields, until `ready()` is true
 /// or the budget (a few microseconds) is spent. Returns the last `ready()`.
 #[inline]
-pub(crate) fn backoff(mut ready: impl FnMut() -> bool) -> bool {
-    for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
+pub(crate) fn backoff(ready: impl FnMut() -> bool) -> bool {
+    backoff_yielding(YIELD_ROUNDS, ready)
+}
+
+/// [`backoff`] with `yields` yields after the spins.
+#[inline]
+pub(crate) fn backoff_yielding(yields: u32, mut ready: impl FnMut() -> bool) -> bool {
+    for round in 0..SPIN_ROUNDS + yields {
         if ready() {
             return true;
         }

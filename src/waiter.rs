@@ -351,9 +351,10 @@ impl<T> Node<T> {
 
     /// Blocks the calling thread, which owns this linked thread node, until
     /// it is notified or until `deadline`. Returns true if notified. Spins
-    /// briefly, then parks; the notifier unparks only a thread that parked.
-    pub(crate) fn wait(&self, deadline: Option<Instant>) -> bool {
-        if sync::backoff(|| self.state() == NOTIFIED) {
+    /// briefly and yields `yields` times, then parks; the notifier unparks
+    /// only a thread that parked.
+    pub(crate) fn wait(&self, deadline: Option<Instant>, yields: u32) -> bool {
+        if sync::backoff_yielding(yields, || self.state() == NOTIFIED) {
             return true;
         }
         // SAFETY: a thread node's handle is written only by its own thread,
