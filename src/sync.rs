@@ -145,6 +145,19 @@ pub(crate) fn spin(mut ready: impl FnMut() -> bool) -> bool {
     ready()
 }
 
+/// Backs off after a lost compare-and-swap on a contended word: spins
+/// exponentially longer each time (up to the spin budget), so that the
+/// threads competing for it do not all retry at once.
+#[inline]
+pub(crate) fn contend(step: &mut u32) {
+    for _ in 0..(1u32 << (*step).min(SPIN_ROUNDS)) {
+        spin_loop();
+    }
+    if *step < SPIN_ROUNDS {
+        *step += 1;
+    }
+}
+
 /// One wait of a loop that waits for another thread's next few
 /// instructions (a claimed slot's stamp): spins (exponentially longer) at
 /// first, then yields its time slice, in case that thread was preempted.

@@ -121,6 +121,7 @@ impl<T> Array<T> {
     #[inline]
     pub(super) fn try_push_shared(&self, value: T) -> Result<(), T> {
         let mut word = self.tail.0.load(Ordering::Relaxed);
+        let mut lost = 0;
         loop {
             if word & SLOW != 0 {
                 return Err(value);
@@ -147,7 +148,7 @@ impl<T> Array<T> {
                     }
                     Err(now) => {
                         word = now;
-                        sync::spin_loop();
+                        sync::contend(&mut lost);
                         continue;
                     }
                 }
@@ -157,7 +158,7 @@ impl<T> Array<T> {
                 return Err(value);
             }
             // Another producer moved `tail` on.
-            sync::spin_loop();
+            sync::contend(&mut lost);
             word = self.tail.0.load(Ordering::Relaxed);
         }
     }
@@ -200,6 +201,7 @@ impl<T> Array<T> {
     pub(super) fn pop(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.load(Ordering::Acquire);
         let mut step = 0;
+        let mut lost = 0;
         loop {
             if word & RETURNED != 0 && !settle {
                 return Pop::Slow;
@@ -228,7 +230,7 @@ impl<T> Array<T> {
                     }
                     Err(now) => {
                         word = now;
-                        sync::spin_loop();
+                        sync::contend(&mut lost);
                         continue;
                     }
                 }
@@ -247,7 +249,7 @@ impl<T> Array<T> {
                 return Pop::Empty(word & TX_GONE != 0);
             }
             // Another consumer moved `head` on.
-            sync::spin_loop();
+            sync::contend(&mut lost);
             word = self.head.0.load(Ordering::Acquire);
         }
     }

@@ -301,6 +301,7 @@ impl<T> Blocks<T> {
         // block after it is linked at once; freed if a retry leaves it unused.
         let mut next_block: *mut Block<T> = ptr::null_mut();
         let mut step = 0;
+        let mut lost = 0;
         let sent = loop {
             if word & SLOW != 0 && !locked {
                 break Err(value);
@@ -349,7 +350,7 @@ impl<T> Blocks<T> {
                 Err(now) => {
                     word = now;
                     block = self.tail.0.block.load(Ordering::Acquire);
-                    sync::spin_loop();
+                    sync::contend(&mut lost);
                 }
             }
         };
@@ -369,6 +370,7 @@ impl<T> Blocks<T> {
         let mut word = self.head.0.index.load(Ordering::Acquire);
         let mut block = self.head.0.block.load(Ordering::Acquire);
         let mut step = 0;
+        let mut lost = 0;
         loop {
             if word & RETURNED != 0 && !settle {
                 return Pop::Slow;
@@ -438,7 +440,7 @@ impl<T> Blocks<T> {
                 Err(now) => {
                     word = now;
                     block = self.head.0.block.load(Ordering::Acquire);
-                    sync::spin_loop();
+                    sync::contend(&mut lost);
                 }
             }
         }
