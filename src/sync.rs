@@ -147,15 +147,17 @@ pub(crate) fn spin(mut ready: impl FnMut() -> bool) -> bool {
 
 /// Backs off after a lost compare-and-swap on a contended word: spins
 /// exponentially longer each time (up to the spin budget), so that the
-/// threads competing for it do not all retry at once.
-#[inline]
-pub(crate) fn contend(step: &mut u32) {
-    for _ in 0..(1u32 << (*step).min(SPIN_ROUNDS)) {
+/// threads competing for it do not all retry at once. Returns the next
+/// step. Out of line, so that the hot paths calling it stay small enough to
+/// inline (inlined, it pushed `Blocks::push` out of line: callgrind 121 ->
+/// 150 instructions per ready send+recv pair).
+#[cold]
+#[inline(never)]
+pub(crate) fn contend(step: u32) -> u32 {
+    for _ in 0..(1u32 << step.min(SPIN_ROUNDS)) {
         spin_loop();
     }
-    if *step < SPIN_ROUNDS {
-        *step += 1;
-    }
+    (step + 1).min(SPIN_ROUNDS)
 }
 
 /// One wait of a loop that waits for another thread's next few

@@ -148,7 +148,7 @@ impl<T> Array<T> {
                     }
                     Err(now) => {
                         word = now;
-                        sync::contend(&mut lost);
+                        lost = sync::contend(lost);
                         continue;
                     }
                 }
@@ -158,7 +158,7 @@ impl<T> Array<T> {
                 return Err(value);
             }
             // Another producer moved `tail` on.
-            sync::contend(&mut lost);
+            lost = sync::contend(lost);
             word = self.tail.0.load(Ordering::Relaxed);
         }
     }
@@ -230,7 +230,7 @@ impl<T> Array<T> {
                     }
                     Err(now) => {
                         word = now;
-                        sync::contend(&mut lost);
+                        lost = sync::contend(lost);
                         continue;
                     }
                 }
@@ -249,7 +249,7 @@ impl<T> Array<T> {
                 return Pop::Empty(word & TX_GONE != 0);
             }
             // Another consumer moved `head` on.
-            sync::contend(&mut lost);
+            lost = sync::contend(lost);
             word = self.head.0.load(Ordering::Acquire);
         }
     }

@@ -350,7 +350,7 @@ impl<T> Blocks<T> {
                 Err(now) => {
                     word = now;
                     block = self.tail.0.block.load(Ordering::Acquire);
-                    sync::contend(&mut lost);
+                    lost = sync::contend(lost);
                 }
             }
         };
@@ -440,7 +440,7 @@ impl<T> Blocks<T> {
                 Err(now) => {
                     word = now;
                     block = self.head.0.block.load(Ordering::Acquire);
-                    sync::contend(&mut lost);
+                    lost = sync::contend(lost);
                 }
             }
         }
