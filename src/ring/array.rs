@@ -147,8 +147,12 @@ impl<T> Array<T> {
                         return Ok(());
                     }
                     Err(now) => {
+                        // A spurious failure (the word unchanged) is no
+                        // contention: retry at once.
+                        if now != word {
+                            lost = sync::contend(lost);
+                        }
                         word = now;
-                        lost = sync::contend(lost);
                         continue;
                     }
                 }
@@ -229,8 +233,12 @@ impl<T> Array<T> {
                         return Pop::Value(value, word & SEND_WAITING != 0);
                     }
                     Err(now) => {
+                        // A spurious failure (the word unchanged) is no
+                        // contention: retry at once.
+                        if now != word {
+                            lost = sync::contend(lost);
+                        }
                         word = now;
-                        lost = sync::contend(lost);
                         continue;
                     }
                 }

@@ -348,9 +348,13 @@ impl<T> Blocks<T> {
                     break Ok(());
                 }
                 Err(now) => {
+                    // A spurious failure (the word unchanged) is no
+                    // contention: retry at once.
+                    if now != word {
+                        lost = sync::contend(lost);
+                    }
                     word = now;
                     block = self.tail.0.block.load(Ordering::Acquire);
-                    lost = sync::contend(lost);
                 }
             }
         };
@@ -438,9 +442,11 @@ impl<T> Blocks<T> {
                     }
                 }
                 Err(now) => {
+                    if now != word {
+                        lost = sync::contend(lost);
+                    }
                     word = now;
                     block = self.head.0.block.load(Ordering::Acquire);
-                    lost = sync::contend(lost);
                 }
             }
         }
