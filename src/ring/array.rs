@@ -201,7 +201,7 @@ impl<T> Array<T> {
     /// Takes the value at `head`. With `settle` (under the lock, after
     /// [`SLOW`] is set) a value the producer has claimed but not yet stamped
     /// is waited for instead of reported missing.
-    #[inline]
+    #[inline(always)]
     pub(super) fn pop(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.load(Ordering::Acquire);
         let mut step = 0;

@@ -293,7 +293,7 @@ impl<T> Blocks<T> {
     /// (value back) if [`SLOW`] is set, unless `locked` (the core lock is
     /// held on the producer's behalf, with `SLOW` set: no other producer
     /// claims meanwhile).
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(&self, value: T, locked: bool) -> Result<(), T> {
         let mut word = self.tail.0.index.load(Ordering::Acquire);
         let mut block = self.tail.0.block.load(Ordering::Acquire);
@@ -369,7 +369,7 @@ impl<T> Blocks<T> {
     /// Takes the value at `head`. A position the producer has claimed is
     /// taken and its write waited for; with `settle`, returned values are
     /// left to the caller (see `Ring::pop`).
-    #[inline]
+    #[inline(always)]
     pub(super) fn pop(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.index.load(Ordering::Acquire);
         let mut block = self.head.0.block.load(Ordering::Acquire);
