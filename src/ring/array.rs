@@ -147,11 +147,7 @@ impl<T> Array<T> {
                         return Ok(());
                     }
                     Err(now) => {
-                        // A spurious failure (the word unchanged) is no
-                        // contention: retry at once.
-                        if now != word {
-                            lost = sync::contend(lost);
-                        }
+                        lost = sync::lost_claim(word, now, lost);
                         word = now;
                         continue;
                     }
@@ -233,11 +229,7 @@ impl<T> Array<T> {
                         return Pop::Value(value, word & SEND_WAITING != 0);
                     }
                     Err(now) => {
-                        // A spurious failure (the word unchanged) is no
-                        // contention: retry at once.
-                        if now != word {
-                            lost = sync::contend(lost);
-                        }
+                        lost = sync::lost_claim(word, now, lost);
                         word = now;
                         continue;
                     }

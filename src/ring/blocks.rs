@@ -348,11 +348,7 @@ impl<T> Blocks<T> {
                     break Ok(());
                 }
                 Err(now) => {
-                    // A spurious failure (the word unchanged) is no
-                    // contention: retry at once.
-                    if now != word {
-                        lost = sync::contend(lost);
-                    }
+                    lost = sync::lost_claim(word, now, lost);
                     word = now;
                     block = self.tail.0.block.load(Ordering::Acquire);
                 }
@@ -442,9 +438,7 @@ impl<T> Blocks<T> {
                     }
                 }
                 Err(now) => {
-                    if now != word {
-                        lost = sync::contend(lost);
-                    }
+                    lost = sync::lost_claim(word, now, lost);
                     word = now;
                     block = self.head.0.block.load(Ordering::Acquire);
                 }
