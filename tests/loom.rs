@@ -786,6 +786,12 @@ fn assert_each_once_in_order(parts: &[&[u32]], n: u32) {
     );
 }
 
+/// A consumer thread that tries `tries` lock-free receives (each a claim
+/// on `head`) and returns what it got, in order.
+fn spawn_taker(rx: spmc::Receiver<u32>, tries: usize) -> thread::JoinHandle<Vec<u32>> {
+    thread::spawn(move || (0..tries).filter_map(|_| rx.try_recv().ok()).collect())
+}
+
 /// Two consumer threads race on `head` (one with two `try_recv`s, one with
 /// one) while the producer `try_send`s through the ring: bounded(2) with
 /// two values (both fit), bounded(1) with two values, the second of which
@@ -806,13 +812,8 @@ fn ring_two_consumers_receive_each_value_once() {
         model(move || {
             let (mut tx, rx) = spmc::bounded::<u32>(cap);
             let (rx_a, rx_b) = (rx.clone(), rx.clone());
-            let a = thread::spawn(move || {
-                [rx_a.try_recv(), rx_a.try_recv()]
-                    .into_iter()
-                    .filter_map(Result::ok)
-                    .collect::<Vec<_>>()
-            });
-            let b = thread::spawn(move || rx_b.try_recv().ok());
+            let a = spawn_taker(rx_a, 2);
+            let b = spawn_taker(rx_b, 1);
             tx.try_send(1).unwrap();
             let n = match tx.try_send(2) {
                 Ok(()) => 2,
@@ -822,7 +823,7 @@ fn ring_two_consumers_receive_each_value_once() {
                 }
             };
             let a = a.join().unwrap();
-            let b: Vec<u32> = b.join().unwrap().into_iter().collect();
+            let b = b.join().unwrap();
             let mut rest = Vec::new();
             while let Ok(v) = rx.try_recv() {
                 rest.push(v);
@@ -1200,8 +1201,8 @@ where
 /// stays retired until it is read out; here the channel's drop frees it, and
 /// `Block::free` under loom would see a race with the read). Every value is
 /// received exactly once, each consumer's in order, and `len` is right
-/// afterwards. Asserts loom
-/// explored each consumer getting the block's last slot.
+/// afterwards. Asserts loom explored each consumer getting the block's last
+/// slot.
 #[test]
 fn blocks_consumers_race_across_a_block_link() {
     let seen = Seen::default();
@@ -1211,17 +1212,12 @@ fn blocks_consumers_race_across_a_block_link() {
         tx.try_send(1).unwrap();
         tx.try_send(2).unwrap();
         let (rx_a, rx_b) = (rx.clone(), rx.clone());
-        let a = thread::spawn(move || {
-            [rx_a.try_recv(), rx_a.try_recv()]
-                .into_iter()
-                .filter_map(Result::ok)
-                .collect::<Vec<_>>()
-        });
-        let b = thread::spawn(move || rx_b.try_recv().ok());
+        let a = spawn_taker(rx_a, 2);
+        let b = spawn_taker(rx_b, 1);
         tx.try_send(3).unwrap();
         tx.try_send(4).unwrap();
         let a = a.join().unwrap();
-        let b: Vec<u32> = b.join().unwrap().into_iter().collect();
+        let b = b.join().unwrap();
         s.mark(a.contains(&3));
         assert_eq!(rx.len(), 4 - a.len() - b.len());
         let mut rest = Vec::new();
@@ -1347,13 +1343,8 @@ fn blocks_producer_reuses_a_block_only_once_read_out() {
             tx.try_send(v).unwrap();
         }
         let (rx_a, rx_b) = (rx.clone(), rx.clone());
-        let a = thread::spawn(move || rx_a.try_recv().ok().into_iter().collect::<Vec<_>>());
-        let b = thread::spawn(move || {
-            [rx_b.try_recv(), rx_b.try_recv()]
-                .into_iter()
-                .filter_map(Result::ok)
-                .collect::<Vec<_>>()
-        });
+        let a = spawn_taker(rx_a, 1);
+        let b = spawn_taker(rx_b, 2);
         tx.try_send(6).unwrap();
         tx.try_send(7).unwrap();
         s.mark(amphi::__loom_live_blocks() == 2);
