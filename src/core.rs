@@ -690,8 +690,8 @@ impl<T> Chan<T> {
             if let Some(r) = st.recv_waiters.pop_claimed() {
                 Self::notify(r, d);
             }
-        } else {
-            self.refill(st, d);
+        } else if self.has_space(st) {
+            self.serve_senders(st, d);
         }
     }
 
@@ -1472,18 +1472,24 @@ impl<T> Chan<T> {
                     Pop::Value(v, false) => return Poll::Ready(Ok(v)),
                     Pop::Value(v, true) => return Poll::Ready(Ok(self.serve_sender_after(v))),
                     Pop::Empty(true) => return Poll::Ready(Err(TryRecvError::Disconnected)),
-                    Pop::Empty(false) | Pop::Slow => {}
+                    // Empty, or returned values (rare) or waiting receivers
+                    // (common) send it to the lock: either way it most
+                    // likely waits.
+                    Pop::Empty(false) | Pop::Slow => return self.poll_recv_slow(w, waker, true),
                 }
             }
         }
-        self.poll_recv_slow(w, waker)
+        self.poll_recv_slow(w, waker, false)
     }
 
+    /// `likely_waits`: the ring was just found empty or needing the lock,
+    /// so the waker is cloned first and the lock taken once.
     #[inline(never)]
     fn poll_recv_slow(
         &self,
         w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
+        likely_waits: bool,
     ) -> Poll<Result<T, TryRecvError>> {
         let (node, registered) = w.project();
         while *registered {
@@ -1509,11 +1515,11 @@ impl<T> Chan<T> {
             // Woken by disconnection, or (bounded(0)) to take a waiting
             // sender's value: the attempt below does either.
         }
-        // The waker is cloned outside the lock. When the queue looks empty
-        // (the hint), this poll will most likely wait: clone first and take
-        // the lock once. Otherwise try without a clone, and clone only if
-        // that fails.
-        if self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed) {
+        // The waker is cloned outside the lock. When this poll will most
+        // likely wait (the ring was just found empty, or without a ring the
+        // queue looks empty), clone first and take the lock once. Otherwise
+        // try without a clone, and clone only if that fails.
+        if !likely_waits && (self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed)) {
             match self.try_recv() {
                 Ok(v) => return Poll::Ready(Ok(v)),
                 Err(TryRecvError::Disconnected) => {

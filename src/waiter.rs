@@ -606,8 +606,10 @@ pub(crate) enum Notify<T> {
 /// that a popped thread node is published even on an unwinding path).
 pub(crate) struct Deferred<T> {
     first: Option<Notify<T>>,
-    rest: Vec<Notify<T>>,
-    values: VecDeque<T>,
+    /// Dropped by `run_now` (if they own anything, `Drop` calls it), so
+    /// that the common empty `Deferred` costs its drop one check.
+    rest: ManuallyDrop<Vec<Notify<T>>>,
+    values: ManuallyDrop<VecDeque<T>>,
 }
 
 impl<T> Deferred<T> {
@@ -615,8 +617,8 @@ impl<T> Deferred<T> {
     pub(crate) fn new() -> Self {
         Deferred {
             first: None,
-            rest: Vec::new(),
-            values: VecDeque::new(),
+            rest: ManuallyDrop::new(Vec::new()),
+            values: ManuallyDrop::new(VecDeque::new()),
         }
     }
 
@@ -656,7 +658,7 @@ impl<T> Deferred<T> {
 
     pub(crate) fn drop_values(&mut self, values: VecDeque<T>) {
         if self.values.is_empty() {
-            self.values = values;
+            *self.values = values;
         } else {
             self.values.extend(values);
         }
@@ -670,12 +672,50 @@ impl<T> Deferred<T> {
 }
 
 impl<T> Drop for Deferred<T> {
+    /// Most locked paths notify nobody and drop nothing: they pay a few
+    /// checks. (`rest` owns nothing until a second notification is pushed;
+    /// `values` may own an empty buffer.)
+    /// Most of the rest notify one waiter: they skip the general loop.
+    #[inline]
     fn drop(&mut self) {
+        let owns_values = !self.values.is_empty()
+            || (std::mem::size_of::<T>() != 0 && self.values.capacity() != 0);
+        if owns_values || self.rest.capacity() != 0 {
+            self.run_now();
+        } else if let Some(n) = self.first.take() {
+            Self::notify_one(n);
+        }
+    }
+}
+
+impl<T> Deferred<T> {
+    /// The one notification of a `Deferred` that has nothing else to do.
+    #[inline(never)]
+    fn notify_one(n: Notify<T>) {
+        match n {
+            // SAFETY: popped under the lock and handed to us (`push`).
+            Notify::Thread(node, v) => unsafe { Node::publish(node, v) },
+            Notify::Task(w) => w.wake(),
+        }
+    }
+
+    /// The work of `Drop`; called once, by it.
+    #[cold]
+    #[inline(never)]
+    fn run_now(&mut self) {
+        // SAFETY: called once, from `Drop`, and the fields are not used
+        // again: they are dropped as locals (also while a panic unwinds).
+        let (mut rest, mut values) = unsafe {
+            (
+                ManuallyDrop::take(&mut self.rest),
+                ManuallyDrop::take(&mut self.values),
+            )
+        };
         // Thread nodes first: publishing runs no user code, and a thread left
         // unpublished would wait for ever.
         let mut tasks = Vec::new();
         let mut first_task = None;
-        for n in self.first.take().into_iter().chain(self.rest.drain(..)) {
+        for n in self.first.take().into_iter().chain(rest.drain(..)) {
             match n {
                 // SAFETY: popped under the lock and handed to us (`push`).
                 Notify::Thread(node, v) => unsafe { Node::publish(node, v) },
@@ -702,8 +742,8 @@ impl<T> Drop for Deferred<T> {
         // A panicking payload `Drop` propagates, and the values after it are
         // leaked instead of being dropped during unwinding (which would
         // abort).
-        if !self.values.is_empty() {
-            let mut values = ManuallyDrop::new(std::mem::take(&mut self.values));
+        if !values.is_empty() {
+            let mut values = ManuallyDrop::new(std::mem::take(&mut values));
             while let Some(v) = values.pop_front() {
                 drop(v);
             }
