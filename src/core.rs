@@ -1026,8 +1026,9 @@ impl<T> Chan<T> {
         removed
     }
 
-    /// Sends a batch: as many values as possible per lock acquisition,
-    /// waiting (through `send`) only when the channel is full.
+    /// Sends a batch: through the ring's fast path while it takes values,
+    /// else as many as possible per lock acquisition, waiting (through
+    /// `send`) only when the channel is full.
     pub(crate) fn send_batch(&self, values: &mut VecDeque<T>) -> Result<(), ()> {
         loop {
             match self.try_send_batch(values) {
@@ -1044,10 +1045,24 @@ impl<T> Chan<T> {
         }
     }
 
-    /// Pushes from the front of `values` under one lock until one does not
-    /// fit; returns that one, or an error (values kept) if every receiver is
+    /// Pushes from the front of `values` (without the lock while the ring
+    /// takes them, then under one lock) until one does not fit; returns that one, or an error (values kept) if every receiver is
     /// gone.
     pub(crate) fn try_send_batch(&self, values: &mut VecDeque<T>) -> Result<Option<T>, ()> {
+        // The ring's fast path first, as for a single send: no lock while it
+        // takes values. The first value it refuses (nobody to serve, no room,
+        // or a waiter needs the core) goes on under the lock with the rest.
+        if self.ring.is_some() {
+            while let Some(v) = values.pop_front() {
+                if let Err(v) = self.fast_push(v) {
+                    values.push_front(v);
+                    break;
+                }
+            }
+            if values.is_empty() {
+                return Ok(None);
+            }
+        }
         let mut d = Deferred::new();
         let mut st = self.lock();
         let mut r = Ok(None);

@@ -158,8 +158,10 @@ macro_rules! flavor {
                 self.h.send(value, Some(deadline))
             }
 
-            /// Sends every value in order, as many per lock acquisition as
-            /// fit, waiting while the channel is full. If every receiver is
+            /// Sends every value in order, waiting while the channel is
+            /// full: values go straight into the channel's lock-free queue
+            /// while it takes them, and the rest (a receiver waits, or the
+            /// channel is full) under one lock acquisition per run that fits. If every receiver is
             /// gone, the error holds the values not sent.
             ///
             /// ```
@@ -222,8 +224,10 @@ macro_rules! flavor {
                 self.h.try_send(value)
             }
 
-            /// Sends every value in order, as many per lock acquisition as
-            /// fit, waiting while the channel is full. If every receiver is
+            /// Sends every value in order, waiting while the channel is
+            /// full: values go straight into the channel's lock-free queue
+            /// while it takes them, and the rest (a receiver waits, or the
+            /// channel is full) under one lock acquisition per run that fits. If every receiver is
             /// gone, the error holds the values not sent.
             ///
             /// # Cancel safety
