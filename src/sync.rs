@@ -57,8 +57,11 @@ mod imp {
     /// sender waiting for room, a receiver of a bounded channel (whose
     /// producer alternates with its consumers). A wake-up from `park` costs
     /// tens of microseconds on a busy or virtualised machine; a yield lets
-    /// the other side run on this core and costs about one.
-    pub(crate) const WAIT_YIELD_ROUNDS: u32 = 64;
+    /// the other side run on this core and costs about one. 256 as in
+    /// kanal: with 64, a sync producer feeding tokio tasks outwaited its
+    /// budget (a worker's wake-up) and parked for nearly every value (3-4x
+    /// slower, BENCHMARKS.md History); still a fraction of a millisecond.
+    pub(crate) const WAIT_YIELD_ROUNDS: u32 = 256;
 
     #[inline]
     pub(crate) fn spin_loop() {
