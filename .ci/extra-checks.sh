@@ -33,6 +33,12 @@ status=0
 # from invalidating the normal one.
 run_loom() {
     local t=$(now)
+    echo "== loom: clippy under --cfg loom (the library and the models)"
+    if ! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="${LOOM_TARGET_DIR:-$ROOT/target/loom}" \
+        cargo clippy --release --lib --test loom -- -D warnings; then
+        echo "== loom: clippy FAILED"
+        status=1
+    fi
     echo "== loom: LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:-5}"
     if LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-5}" RUSTFLAGS="--cfg loom" \
         CARGO_TARGET_DIR="${LOOM_TARGET_DIR:-$ROOT/target/loom}" \
