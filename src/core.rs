@@ -548,8 +548,11 @@ impl<T> Chan<T> {
         // Where there is a ring, a waiting task is woken to take a value
         // from it, which needs room; a waiting thread is given one at once
         // (`hand_off`). Decided before a selecting thread is claimed.
+        // Room only grows while the lock is held (consumers free slots
+        // without it), so room found here is still there below.
+        let room = self.ring.is_some() && self.has_space(st);
         if self.ring.is_some()
-            && !self.has_space(st)
+            && !room
             && st.recv_waiters.live_front().map_or(true, |n| n.is_task())
         {
             return Err(TrySendError::Full(value));
@@ -565,7 +568,7 @@ impl<T> Chan<T> {
             return Ok(());
         }
         // Older waiting senders go first.
-        if st.send_waiters.is_empty() && self.has_space(st) {
+        if st.send_waiters.is_empty() && (room || self.has_space(st)) {
             self.push_back(st, value);
             return Ok(());
         }
