@@ -1049,8 +1049,8 @@ impl<T> Chan<T> {
     }
 
     /// Pushes from the front of `values` (without the lock while the ring
-    /// takes them, then under one lock) until one does not fit; returns that one, or an error (values kept) if every receiver is
-    /// gone.
+    /// takes them, then under one lock) until one does not fit; returns
+    /// that one, or an error (values kept) if every receiver is gone.
     pub(crate) fn try_send_batch(&self, values: &mut VecDeque<T>) -> Result<Option<T>, ()> {
         // The ring's fast path first, as for a single send: no lock while it
         // takes values. The first value it refuses (nobody to serve, no room,

@@ -324,9 +324,9 @@ impl<T> fmt::Debug for SendFuture<'_, T> {
 
 /// The future of an async sender's `send_batch`: sends every value in order
 /// (lock-free while the channel's queue takes them, else as many per lock
-/// acquisition as fit), and resolves once all are in the
-/// channel, or to [`SendError`] with the values not sent if every receiver is
-/// gone. Like [`SendFuture`] it is `!Unpin`.
+/// acquisition as fit), and resolves once all are in the channel, or to
+/// [`SendError`] with the values not sent if every receiver is gone. Like
+/// [`SendFuture`] it is `!Unpin`.
 ///
 /// # Cancel safety
 ///

@@ -161,8 +161,9 @@ macro_rules! flavor {
             /// Sends every value in order, waiting while the channel is
             /// full: values go straight into the channel's lock-free queue
             /// while it takes them, and the rest (a receiver waits, or the
-            /// channel is full) under one lock acquisition per run that fits. If every receiver is
-            /// gone, the error holds the values not sent.
+            /// channel is full) under one lock acquisition per run that
+            /// fits. If every receiver is gone, the error holds the values
+            /// not sent.
             ///
             /// ```
             #[doc = concat!("let (", $tx, ", rx) = amphi::", $m, "::bounded(16);")]
@@ -227,8 +228,9 @@ macro_rules! flavor {
             /// Sends every value in order, waiting while the channel is
             /// full: values go straight into the channel's lock-free queue
             /// while it takes them, and the rest (a receiver waits, or the
-            /// channel is full) under one lock acquisition per run that fits. If every receiver is
-            /// gone, the error holds the values not sent.
+            /// channel is full) under one lock acquisition per run that
+            /// fits. If every receiver is gone, the error holds the values
+            /// not sent.
             ///
             /// # Cancel safety
             ///

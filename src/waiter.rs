@@ -607,7 +607,7 @@ pub(crate) enum Notify<T> {
 pub(crate) struct Deferred<T> {
     first: Option<Notify<T>>,
     /// Dropped by `run_now` (if they own anything, `Drop` calls it), so
-    /// that the common empty `Deferred` costs its drop one check.
+    /// that the common empty `Deferred` costs its drop a few checks.
     rest: ManuallyDrop<Vec<Notify<T>>>,
     values: ManuallyDrop<VecDeque<T>>,
 }
@@ -673,9 +673,9 @@ impl<T> Deferred<T> {
 
 impl<T> Drop for Deferred<T> {
     /// Most locked paths notify nobody and drop nothing: they pay a few
-    /// checks. (`rest` owns nothing until a second notification is pushed;
+    /// checks. Most of the rest notify one waiter: they skip the general
+    /// loop. (`rest` owns nothing until a second notification is pushed;
     /// `values` may own an empty buffer.)
-    /// Most of the rest notify one waiter: they skip the general loop.
     #[inline]
     fn drop(&mut self) {
         let owns_values = !self.values.is_empty()
