@@ -24,7 +24,8 @@
 //! - `queued + held + granted <= cap` for bounded channels with `cap > 0`,
 //!   where `queued` counts the queue and the ring; a slot
 //!   granted to a waiting async sender is `granted` until that sender uses or
-//!   returns it; `held` (a value handed to a task, only on channels without a
+//!   returns it (and reserved in the ring, up to seven grants, so that the
+//!   producers' fast path leaves it free); `held` (a value handed to a task, only on channels without a
 //!   ring) counts until the task takes it;
 //! - `held` lives outside the lock, in one word with the "a sender waits"
 //!   bit, so that a task taking its value releases the slot with one atomic
@@ -372,8 +373,9 @@ impl<T> Chan<T> {
 
     /// A producer's locked path, once it has sent: clears the ring's `SLOW`
     /// flag if nothing needs it any more (set by `announce_receiver`,
-    /// `drop_receiver`, `push_front`, grants, and for mpmc by
-    /// `exclude_senders`; waiting senders keep it, so that they go first).
+    /// `drop_receiver`, `push_front`, grants the ring cannot reserve, and
+    /// for mpmc by `exclude_senders`; waiting senders keep it, so that they
+    /// go first).
     #[inline]
     fn settle_slow(&self, st: &State<T>) {
         if let Some(ring) = &self.ring {
@@ -382,7 +384,7 @@ impl<T> Chan<T> {
                 && st.send_waiters.is_empty()
                 && st.receivers != 0
                 && st.queue.is_empty()
-                && st.granted == 0
+                && st.granted == ring.reserved()
                 && self.held.load(Ordering::Relaxed) < ONE_HELD
             {
                 ring.clear_slow();
@@ -390,13 +392,32 @@ impl<T> Chan<T> {
         }
     }
 
-    /// A slot is granted to the waiting producer: keep its other sends on
-    /// the locked path, which counts the grant.
+    /// A slot is granted to a waiting async sender (the caller has just
+    /// counted the room): the ring reserves it, so that the fast path
+    /// leaves it free, or, past what the ring can reserve, the producers
+    /// are kept on the locked path, which counts the grant.
     #[inline]
     fn grant(&self, st: &mut State<T>) {
         st.granted += 1;
         if let Some(ring) = &self.ring {
-            ring.set_slow();
+            if !ring.reserve() {
+                ring.set_slow();
+            }
+        }
+    }
+
+    /// A grant is used or given back. If the ring reserves a slot for it,
+    /// the slot is released, with `SLOW` set first, so that no producer's
+    /// fast path takes it before the caller has used it or decided whom it
+    /// goes to.
+    #[inline]
+    fn ungrant(&self, st: &mut State<T>) {
+        st.granted -= 1;
+        if let Some(ring) = &self.ring {
+            if ring.reserved() > st.granted {
+                ring.set_slow();
+                ring.unreserve();
+            }
         }
     }
 
@@ -740,7 +761,7 @@ impl<T> Chan<T> {
         let fits = if front_thread.is_some() || self.has_space(&st) {
             true
         } else if st.granted > 0 {
-            st.granted -= 1;
+            self.ungrant(&mut st);
             st.revoked += 1;
             true
         } else {
@@ -1125,7 +1146,7 @@ impl<T> Chan<T> {
                 Poll::Ready(Some(mut st)) => {
                     let v = value.take().expect("a granted sender still has its value");
                     let mut d = Deferred::new();
-                    st.granted -= 1;
+                    self.ungrant(&mut st);
                     let r = if st.receivers == 0 {
                         Err(v)
                     } else {
@@ -1298,7 +1319,7 @@ impl<T> Chan<T> {
                 if st.revoked > 0 {
                     st.revoked -= 1;
                 } else {
-                    st.granted -= 1;
+                    self.ungrant(&mut st);
                     self.refill(&mut st, &mut d);
                 }
             }
@@ -1784,7 +1805,7 @@ impl<T> Chan<T> {
             st.revoked -= 1;
             self.try_push(&mut st, value, &mut d)
         } else {
-            st.granted -= 1;
+            self.ungrant(&mut st);
             let r = if st.receivers == 0 {
                 Err(TrySendError::Disconnected(value))
             } else {
@@ -1809,7 +1830,7 @@ impl<T> Chan<T> {
         if st.revoked > 0 {
             st.revoked -= 1;
         } else {
-            st.granted -= 1;
+            self.ungrant(&mut st);
             self.refill(&mut st, &mut d);
         }
         drop(st);

@@ -26,6 +26,12 @@
 //!   oldest waiter. Values therefore enter the ring without the lock only
 //!   while nobody is registered, and FIFO order holds across threads and
 //!   tasks. Only the producer's locked path clears it.
+//! - Reserved slots on `tail` (array only): room the core has granted to
+//!   waiting async senders. The producers' fast path leaves that much room
+//!   free, so a grant need not keep them on the locked path until it is
+//!   used. The core reserves only while the producers are kept off the fast
+//!   path (`SLOW`) and it counts the room, and releases with `SLOW` set, so
+//!   that the slot is used by whoever the lock decides.
 //! - [`RETURNED`] on `head`: the core holds returned values (older than
 //!   anything in the ring); consumers go to the lock, which serves those
 //!   first.
@@ -59,6 +65,12 @@ const POS_MASK: usize = usize::MAX >> FLAG_BITS;
 
 /// On `tail`: the producer must take the core lock.
 pub(crate) const SLOW: usize = 1;
+/// On `tail`, in [`Array`] only: slots granted to waiting async senders,
+/// counted in bits 1-3 (so up to seven). Producers on the fast path leave
+/// that much room free, so the lock need not keep them off the ring while a
+/// grant is outstanding.
+const RESERVED_ONE: usize = 2;
+const RESERVED: usize = 7 * RESERVED_ONE;
 /// On `head`: the core holds returned values, to be taken first.
 pub(crate) const RETURNED: usize = 1;
 /// On `head`: the producer waits for room.
@@ -190,6 +202,44 @@ impl<T> Ring<T> {
             Ring::Array(a) => a.len(),
             Ring::Blocks(b) => b.len(),
         }
+    }
+
+    // ----- reserved room (changed under the core lock)
+
+    /// Reserves one slot for a grant the core has just counted: `false` if
+    /// the ring cannot (unbounded, or seven reserved already), and then
+    /// [`SLOW`] must keep the producers off the fast path instead.
+    ///
+    /// The room the core counted must not be taken meanwhile: with several
+    /// producers `SLOW` is set while it counts (`Chan::exclude_senders`);
+    /// spmc's one producer is the one being granted.
+    pub(crate) fn reserve(&self) -> bool {
+        match self {
+            Ring::Array(a) => {
+                let tail = a.words().1;
+                if tail.load(Ordering::Relaxed) & RESERVED == RESERVED {
+                    return false;
+                }
+                tail.fetch_add(RESERVED_ONE, Ordering::AcqRel);
+                true
+            }
+            Ring::Blocks(_) => false,
+        }
+    }
+
+    /// Slots reserved for grants.
+    pub(crate) fn reserved(&self) -> usize {
+        match self {
+            Ring::Array(a) => (a.words().1.load(Ordering::Relaxed) & RESERVED) / RESERVED_ONE,
+            Ring::Blocks(_) => 0,
+        }
+    }
+
+    /// Gives back one reserved slot (a read-modify-write, so that a
+    /// producer's claim in between fails and looks again).
+    pub(crate) fn unreserve(&self) {
+        debug_assert!(self.reserved() > 0);
+        self.words().1.fetch_sub(RESERVED_ONE, Ordering::AcqRel);
     }
 
     // ----- flags (set and cleared under the core lock)

@@ -580,6 +580,54 @@ fn granted_send_handing_off_to_a_waiting_thread_regrants_the_slot() {
     });
 }
 
+/// mpmc bounded(2) full, one pending async send s1; a consumer thread frees
+/// both slots while a producer thread `try_send`s three values. The first
+/// freed slot is granted to s1 and reserved in the ring, and once a locked
+/// send has cleared `SLOW`, the producer's sends take the fast path: they
+/// must leave the reserved slot free, so that the values in the channel and
+/// the grant together never exceed the capacity, and s1 then gets in.
+#[test]
+fn reserved_grant_keeps_fast_sends_out_of_its_slot() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (tx, rx) = mpmc::bounded_async::<u32>(2);
+        tx.try_send(0).unwrap();
+        tx.try_send(1).unwrap();
+        let (c1, w1) = counting_waker();
+        let mut s1 = Box::pin(tx.send(10));
+        assert!(poll_once(&mut s1, &w1).is_pending());
+        let srx = rx.to_sync();
+        let r = thread::spawn(move || [srx.try_recv(), srx.try_recv()]);
+        let tx2 = tx.clone().into_sync();
+        let p = thread::spawn(move || {
+            (20..23)
+                .filter(|&v| tx2.try_send(v).is_ok())
+                .collect::<Vec<_>>()
+        });
+        let taken = r.join().unwrap();
+        let sent = p.join().unwrap();
+        let granted = wakes(&c1) > 0;
+        s.mark(granted && !sent.is_empty());
+        assert!(rx.len() + usize::from(granted) <= 2, "over capacity");
+        let mut got: Vec<u32> = taken.iter().filter_map(|t| t.ok()).collect();
+        let mut want = vec![0, 1];
+        want.extend(&sent);
+        if granted {
+            assert!(matches!(poll_once(&mut s1, &w1), Poll::Ready(Ok(()))));
+            want.push(10);
+        }
+        drop(s1);
+        while let Ok(v) = rx.try_recv() {
+            got.push(v);
+        }
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+    });
+    seen.assert_both("a value got in while s1 held a grant / did not");
+}
+
 // ----- intrusive nodes: timeouts and the held handshake
 
 /// A blocked receiver's timeout (under loom it fires at any point) races a

@@ -6,7 +6,8 @@
 use std::mem::MaybeUninit;
 
 use super::{
-    Padded, Pop, FLAGS, FLAG_BITS, MAX_CAP, POS_MASK, RETURNED, SEND_WAITING, SLOW, TX_GONE,
+    Padded, Pop, FLAGS, FLAG_BITS, MAX_CAP, POS_MASK, RESERVED, RESERVED_ONE, RETURNED,
+    SEND_WAITING, SLOW, TX_GONE,
 };
 use crate::sync::{self, AtomicUsize, Ordering, UnsafeCell};
 
@@ -76,14 +77,35 @@ impl<T> Array<T> {
         }
     }
 
+    /// Whether the ring has room for the value at `pos` and for `reserved`
+    /// more after it: the slot `reserved` positions on is free for its
+    /// position (its reader of the last lap is done, so every position up
+    /// to it was claimed by a reader then). A slow reader of a nearer slot
+    /// only makes the answer `false` for now.
+    #[inline]
+    fn room_beyond(&self, pos: usize, reserved: usize) -> bool {
+        if reserved >= self.cap {
+            return false;
+        }
+        let index = (pos & self.mask) + reserved;
+        let far = if index < self.cap {
+            pos + reserved
+        } else {
+            ((pos & !self.mask).wrapping_add(self.one_lap) & POS_MASK) + (index - self.cap)
+        };
+        self.slot(far).stamp.load(Ordering::Acquire) == far
+    }
+
     // ----- the producer
 
-    /// Sends without the lock: `Err` (value back) if [`SLOW`] is set or the
-    /// slot at `tail` is not free yet. Only the one producer calls it.
+    /// Sends without the lock: `Err` (value back) if [`SLOW`] is set, a
+    /// grant is outstanding (the one producer is its holder: it sends
+    /// through the lock until the grant is settled) or the slot at `tail` is
+    /// not free yet. Only the one producer calls it.
     #[inline]
     pub(super) fn try_push(&self, value: T) -> Result<(), T> {
         let word = self.tail.0.load(Ordering::Relaxed);
-        if word & SLOW != 0 {
+        if word & (SLOW | RESERVED) != 0 {
             return Err(value);
         }
         let pos = word >> FLAG_BITS;
@@ -115,9 +137,9 @@ impl<T> Array<T> {
 
     /// Sends without the lock where producers compete (mpmc): claims the
     /// slot at `tail` with a compare-and-swap (which fails if another
-    /// producer claimed it first, or a receiver set [`SLOW`]), then writes
-    /// and stamps it. `Err` (value back) if `SLOW` is set or the ring is
-    /// full.
+    /// producer claimed it first, or the core changed the flags), then
+    /// writes and stamps it. `Err` (value back) if `SLOW` is set or the ring
+    /// has no room beyond the slots reserved for grants.
     #[inline]
     pub(super) fn try_push_shared(&self, value: T) -> Result<(), T> {
         let mut word = self.tail.0.load(Ordering::Relaxed);
@@ -131,7 +153,14 @@ impl<T> Array<T> {
             // Acquire: the consumer of the last lap has read its value out.
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp == pos {
-                let next = self.next(pos) << FLAG_BITS;
+                let reserved = (word & RESERVED) / RESERVED_ONE;
+                if reserved != 0 && !self.room_beyond(pos, reserved) {
+                    // The room left is granted to waiting senders.
+                    return Err(value);
+                }
+                // The reservations stay; the claim fails if the core
+                // changed them since `word` was read.
+                let next = (self.next(pos) << FLAG_BITS) | (word & RESERVED);
                 match self.tail.0.compare_exchange_weak(
                     word,
                     next,
