@@ -1306,32 +1306,41 @@ impl<T> Chan<T> {
     }
 
     fn abandon_send(&self, node: &Node<T>) {
-        let mut d = Deferred::new();
         let mut st = self.lock();
         // SAFETY: the node is valid (its future is here) and, if linked,
         // linked among the senders.
-        let (stale, value) = if unsafe { st.send_waiters.remove(node) } {
+        if unsafe { st.send_waiters.remove(node) } {
             self.sync_send_waiting(&st);
             // SAFETY: a task node, under the lock (I3).
-            unsafe { (node.take_waker(), node.take_value()) }
-        } else {
-            if node.state() == GRANTED {
-                if st.revoked > 0 {
-                    st.revoked -= 1;
-                } else {
-                    self.ungrant(&mut st);
-                    self.refill(&mut st, &mut d);
-                }
+            let stale = unsafe { (node.take_waker(), node.take_value()) };
+            drop(st);
+            // Its value and waker are dropped here, after the lock.
+            drop(stale);
+            return;
+        }
+        self.abandon_notified_send(st, node);
+    }
+
+    /// [`abandon_send`](Self::abandon_send) of a node notified before it
+    /// was dropped: a slot granted to it passes to the next waiting sender.
+    #[inline(never)]
+    fn abandon_notified_send(&self, mut st: Guard<'_, T>, node: &Node<T>) {
+        let mut d = Deferred::new();
+        if node.state() == GRANTED {
+            if st.revoked > 0 {
+                st.revoked -= 1;
+            } else {
+                self.ungrant(&mut st);
+                self.refill(&mut st, &mut d);
             }
-            // A rendezvous value a receiver took stays sent; one left by a
-            // disconnection is dropped with the future.
-            // SAFETY: notified: the node is ours again.
-            (None, unsafe { node.take_value() })
-        };
+        }
+        // A rendezvous value a receiver took stays sent; one left by a
+        // disconnection is dropped with the future.
+        // SAFETY: notified: the node is ours again.
+        let value = unsafe { node.take_value() };
         drop(st);
         d.run();
-        // Its value and waker are dropped here, after the lock.
-        drop(stale);
+        // Dropped here, after the lock.
         drop(value);
     }
 
@@ -1625,33 +1634,40 @@ impl<T> Chan<T> {
     }
 
     fn abandon_recv(&self, node: &Node<T>) {
-        let mut d = Deferred::new();
         let mut st = self.lock();
         // SAFETY: the node is valid (its future is here) and, if linked,
         // linked among the receivers.
-        let stale = if unsafe { st.recv_waiters.remove(node) } {
+        if unsafe { st.recv_waiters.remove(node) } {
             // SAFETY: a task node, under the lock (I3).
-            unsafe { node.take_waker() }
-        } else {
-            // Notified (stable under the lock): the node is ours again.
-            // SAFETY: as above.
-            match unsafe { node.take_value() } {
-                Some(v) => {
-                    if self.holds {
-                        self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
-                    }
-                    self.deliver(&mut st, v, true, &mut d);
-                    // If a waiting thread took the value, its room is free.
-                    self.refill(&mut st, &mut d);
+            let stale = unsafe { node.take_waker() };
+            drop(st);
+            // Its waker is dropped here, after the lock.
+            drop(stale);
+            return;
+        }
+        self.abandon_notified_recv(st, node);
+    }
+
+    /// [`abandon_recv`](Self::abandon_recv) of a node notified before it
+    /// was dropped: what it was given passes on.
+    #[inline(never)]
+    fn abandon_notified_recv(&self, mut st: Guard<'_, T>, node: &Node<T>) {
+        let mut d = Deferred::new();
+        // Notified (stable under the lock): the node is ours again.
+        // SAFETY: a task node, under the lock (I3).
+        match unsafe { node.take_value() } {
+            Some(v) => {
+                if self.holds {
+                    self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
                 }
-                None => self.pass_wake(&mut st, &mut d),
+                self.deliver(&mut st, v, true, &mut d);
+                // If a waiting thread took the value, its room is free.
+                self.refill(&mut st, &mut d);
             }
-            None
-        };
+            None => self.pass_wake(&mut st, &mut d),
+        }
         drop(st);
         d.run();
-        // Its waker is dropped here, after the lock.
-        drop(stale);
     }
 
     /// One more sender, for a weak sender's upgrade, unless every sender is
