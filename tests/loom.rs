@@ -890,6 +890,36 @@ fn ring_two_consumers_receive_each_value_once() {
     }
 }
 
+/// Two consumers batch: one takes up to two values with `try_recv_many`
+/// (lock-free claims while the ring has values), the other one with
+/// `try_recv`, while the producer `try_send`s two values into bounded(2).
+/// Every value is received once, each consumer's in order.
+#[test]
+fn ring_batch_receive_races_a_consumer_and_the_producer() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (mut tx, rx) = spmc::bounded::<u32>(2);
+        let rx_a = rx.clone();
+        let a = thread::spawn(move || {
+            let mut got = Vec::new();
+            rx_a.try_recv_many(&mut got, 2);
+            got
+        });
+        let b = spawn_taker(rx.clone(), 1);
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        let a = a.join().unwrap();
+        let b = b.join().unwrap();
+        let mut rest = Vec::new();
+        rx.try_recv_many(&mut rest, 4);
+        s.mark(a.len() == 2);
+        assert_each_once_in_order(&[&a, &b, &rest], 2);
+        assert!(tx.is_empty());
+    });
+    seen.assert_both("the batch took both values / fewer");
+}
+
 /// More values than slots: bounded(2) with 3 values between a producer
 /// thread (blocking `send`) and a consumer thread (blocking `recv`), so the
 /// first slot is reused on the next lap (its stamp goes from "holds lap 0"
