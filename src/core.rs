@@ -1398,25 +1398,9 @@ impl<T> Chan<T> {
         if limit == 0 {
             return 0;
         }
-        let mut n = 0;
-        if let Some(ring) = &self.ring {
-            // The ring's fast path while it gives values; the lock only for
-            // what needs it (returned values first).
-            while n < limit {
-                match ring.pop(false) {
-                    Pop::Value(v, false) => buf.push(v),
-                    Pop::Value(v, true) => buf.push(self.serve_sender_after(v)),
-                    Pop::Empty(_) => return n,
-                    Pop::Slow => break,
-                }
-                n += 1;
-            }
-            if n == limit {
-                return n;
-            }
-        }
         let mut d = Deferred::new();
         let mut st = self.lock();
+        let mut n = 0;
         while n < limit {
             match self.try_pop(&mut st, &mut d) {
                 Ok(v) => buf.push(v),

@@ -118,10 +118,8 @@ impl<T> Receiver<T> {
     }
 
     /// Waits for at least one value, then appends up to `limit` values to
-    /// `buf`: straight from the lock-free queue while it has them, anything
-    /// that needs the lock (values returned by cancelled receives) under one
-    /// lock acquisition. Returns how many were appended; 0 means the
-    /// channel is disconnected and drained (or `limit` is 0).
+    /// `buf` under one lock acquisition. Returns how many were appended; 0
+    /// means the channel is disconnected and drained (or `limit` is 0).
     ///
     /// ```
     /// let (mut tx, rx) = amphi::spmc::unbounded();

@@ -890,10 +890,11 @@ fn ring_two_consumers_receive_each_value_once() {
     }
 }
 
-/// Two consumers batch: one takes up to two values with `try_recv_many`
-/// (lock-free claims while the ring has values), the other one with
-/// `try_recv`, while the producer `try_send`s two values into bounded(2).
-/// Every value is received once, each consumer's in order.
+/// A batch receive races a consumer and the producer: one consumer takes up
+/// to two values with `try_recv_many` (under the lock, while the other
+/// consumer's `try_recv` and the producer's `try_send`s use the ring's fast
+/// paths), into bounded(2). Every value is received once, each consumer's in
+/// order.
 #[test]
 fn ring_batch_receive_races_a_consumer_and_the_producer() {
     let seen = Seen::default();
