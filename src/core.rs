@@ -393,14 +393,17 @@ impl<T> Chan<T> {
     }
 
     /// A slot is granted to a waiting async sender (the caller has just
-    /// counted the room): the ring reserves it, so that the fast path
-    /// leaves it free, or, past what the ring can reserve, the producers
-    /// are kept on the locked path, which counts the grant.
+    /// counted the room). With cloneable senders the ring reserves it, so
+    /// that the other senders' fast path leaves it free; past what the ring
+    /// can reserve, and for spmc, whose one producer is the one granted (a
+    /// reservation would only cost it two more atomic writes per grant),
+    /// the producer's sends are kept on the locked path, which counts the
+    /// grant.
     #[inline]
     fn grant(&self, st: &mut State<T>) {
         st.granted += 1;
         if let Some(ring) = &self.ring {
-            if !ring.reserve() {
+            if self.flavor == Flavor::Spmc || !ring.reserve() {
                 ring.set_slow();
             }
         }

@@ -211,8 +211,8 @@ impl<T> Ring<T> {
     /// [`SLOW`] must keep the producers off the fast path instead.
     ///
     /// The room the core counted must not be taken meanwhile: with several
-    /// producers `SLOW` is set while it counts (`Chan::exclude_senders`);
-    /// spmc's one producer is the one being granted.
+    /// producers `SLOW` is set while it counts (`Chan::exclude_senders`).
+    /// (spmc does not reserve: its one producer is the one granted.)
     pub(crate) fn reserve(&self) -> bool {
         match self {
             Ring::Array(a) => {
