@@ -24,9 +24,10 @@
 //! - `queued + held + granted <= cap` for bounded channels with `cap > 0`,
 //!   where `queued` counts the queue and the ring; a slot
 //!   granted to a waiting async sender is `granted` until that sender uses or
-//!   returns it (and reserved in the ring, up to seven grants, so that the
-//!   producers' fast path leaves it free); `held` (a value handed to a task, only on channels without a
-//!   ring) counts until the task takes it;
+//!   returns it (with cloneable senders also reserved in the ring, up to
+//!   seven grants, so that the other senders' fast path leaves it free);
+//!   `held` (a value handed to a task, only on channels without a ring)
+//!   counts until the task takes it;
 //! - `held` lives outside the lock, in one word with the "a sender waits"
 //!   bit, so that a task taking its value releases the slot with one atomic
 //!   subtraction, and takes the lock only if the bit is set. The bit is set

@@ -26,8 +26,8 @@
 //!   oldest waiter. Values therefore enter the ring without the lock only
 //!   while nobody is registered, and FIFO order holds across threads and
 //!   tasks. Only the producer's locked path clears it.
-//! - Reserved slots on `tail` (array only): room the core has granted to
-//!   waiting async senders. The producers' fast path leaves that much room
+//! - Reserved slots on `tail` (array, mpmc only): room the core has granted
+//!   to waiting async senders. The producers' fast path leaves that much room
 //!   free, so a grant need not keep them on the locked path until it is
 //!   used. The core reserves only while the producers are kept off the fast
 //!   path (`SLOW`) and it counts the room, and releases with `SLOW` set, so
@@ -65,8 +65,8 @@ const POS_MASK: usize = usize::MAX >> FLAG_BITS;
 
 /// On `tail`: the producer must take the core lock.
 pub(crate) const SLOW: usize = 1;
-/// On `tail`, in [`Array`] only: slots granted to waiting async senders,
-/// counted in bits 1-3 (so up to seven). Producers on the fast path leave
+/// On `tail`, in [`Array`] only, for mpmc: slots granted to waiting async
+/// senders, counted in bits 1-3 (so up to seven). Producers on the fast path leave
 /// that much room free, so the lock need not keep them off the ring while a
 /// grant is outstanding.
 const RESERVED_ONE: usize = 2;

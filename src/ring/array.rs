@@ -98,14 +98,15 @@ impl<T> Array<T> {
 
     // ----- the producer
 
-    /// Sends without the lock: `Err` (value back) if [`SLOW`] is set, a
-    /// grant is outstanding (the one producer is its holder: it sends
-    /// through the lock until the grant is settled) or the slot at `tail` is
-    /// not free yet. Only the one producer calls it.
+    /// Sends without the lock: `Err` (value back) if [`SLOW`] is set or the
+    /// slot at `tail` is not free yet. Only the one producer calls it (no
+    /// slot is reserved on spmc channels: their one producer is the one a
+    /// grant goes to).
     #[inline]
     pub(super) fn try_push(&self, value: T) -> Result<(), T> {
         let word = self.tail.0.load(Ordering::Relaxed);
-        if word & (SLOW | RESERVED) != 0 {
+        debug_assert!(word & RESERVED == 0, "spmc reserves no slot");
+        if word & SLOW != 0 {
             return Err(value);
         }
         let pos = word >> FLAG_BITS;
