@@ -1,5 +1,7 @@
 //! API.md's second-round additions that are not about waiting: weak senders
 //! (mpmc) and `same_channel` on every sender and receiver.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 use std::thread;
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! for ready sends and receives, for blocking waits (handoff to a parked
 //! thread) and for async waits; on unbounded channels, block reuse. Counted
 //! by a global allocator.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -3,7 +3,8 @@
 //! then sleep until notified. Measured from the process's CPU time in
 //! `/proc/self/stat` while nothing happens (Linux only). This file holds one
 //! test so that nothing else runs in the process while it measures.
-
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 #![cfg(target_os = "linux")]
 
 use std::thread;

@@ -5,6 +5,8 @@
 //! rendezvous with many senders.
 //!
 //! Every test body runs under a watchdog, so a hang fails the test.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 mod common;
 

@@ -7,7 +7,8 @@
 //! and that every consumer sees each producer's values in strictly
 //! increasing order (FIFO with competing consumers). A watchdog fails a test
 //! that hangs.
-
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 // Real threads and runtimes under load: too slow for Miri (and smol needs
 // timerfd, which Miri does not support).
 #![cfg(not(miri))]

@@ -15,6 +15,8 @@
 //! Under Miri the proptest runs are ignored (proptest itself takes minutes per
 //! case there) and `random_sequences_without_proptest` drives the same
 //! harness with a small deterministic generator instead.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};

@@ -3,6 +3,8 @@
 //! values returned ahead of the ring, and the flags that send the fast paths to the
 //! lock. Single-threaded and deterministic; the races are in `tests/loom.rs`
 //! and the stress tests.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 use std::future::Future;
 use std::pin::Pin;

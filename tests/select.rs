@@ -1,6 +1,8 @@
 //! `Selector`: exactly one arm completes, no losing arm's value is taken,
 //! timeouts, disconnection, fairness, and selecting threads waiting in the
 //! same FIFO lists as plain threads and tasks.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! sink gives it back, disconnection returns the item, `into_sink` + close
 //! drops the sender, and the rendezvous / unbounded behaviour documented on
 //! the type.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 mod common;
 

@@ -13,6 +13,8 @@
 //!
 //! Each run has a watchdog: a stuck channel fails the test instead of
 //! hanging it (`AMPHI_SOAK_TIMEOUT_S`, default 600).
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};

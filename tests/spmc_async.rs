@@ -2,6 +2,8 @@
 //! runtime) unless a test says otherwise: wake-up accounting, cancellation,
 //! waker replacement, re-entrant and panicking wakers, rendezvous, batches,
 //! streams, and threads and tasks waiting together.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! `amphi::spmc`: blocking handles, disconnection, drop accounting,
 //! rendezvous, timeouts, batches, state queries, conversions, static
 //! properties.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 mod common;
 

@@ -2,7 +2,8 @@
 //! on tokio, on smol, and threads and tasks mixed on one queue. Every case
 //! checks exactly-once delivery (count, checksum, bitmap) and that each
 //! consumer sees strictly increasing values.
-
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 // Real threads and runtimes under load: too slow for Miri (and smol needs
 // timerfd, which Miri does not support).
 #![cfg(not(miri))]

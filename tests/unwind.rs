@@ -1,6 +1,8 @@
 //! Every public handle, iterator, future, stream and sink is `UnwindSafe` and
 //! `RefUnwindSafe` whatever its payload, and a panic never leaves a channel
 //! unusable.
+// The loom models (`tests/loom.rs`) run under `--cfg loom`; these tests do not.
+#![cfg(not(loom))]
 
 use std::cell::Cell;
 use std::marker::PhantomData;
