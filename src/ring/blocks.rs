@@ -13,7 +13,10 @@
 //! and a block is allocated only when the retired ones are all in use (a
 //! producer running ahead of its consumers).
 //!
-//! A position's index within its lap of [`LAP`] is its slot; index
+//! A position's index within its lap of [`LAP`] picks its slot
+//! ([`slot_index`]: consecutive positions lie on different cache lines, so
+//! that a consumer right behind the producer reads and marks a line the
+//! producer is no longer writing); index
 //! [`BLOCK_CAP`] is no slot but marks "the next block is being linked":
 //! whoever moved `tail` (or `head`) there moves it on once the next block is
 //! in place, and others wait meanwhile. The flags of the parent module live
@@ -32,8 +35,25 @@ use crate::sync::{self, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 const LAP: usize = 32;
 #[cfg(loom)]
 const LAP: usize = 4;
+const _: () = assert!(LAP.is_power_of_two() && LAP >= 4);
 /// Slots per block.
 const BLOCK_CAP: usize = LAP - 1;
+
+/// The slot of a position's index within its block: the index's bits
+/// rotated left by two, so that consecutive positions lie four slots apart
+/// and a slot's neighbours belong to positions eight apart. With a
+/// word-sized value a slot takes 16 bytes, four to a cache line of the
+/// (line-aligned) block, so the next seven positions lie on seven other
+/// lines. With the slots in position order, a consumer chasing the producer
+/// reads and marks `READ` on the line the producer writes next, and the line
+/// moves between their cores for every value (measured: BENCHMARKS.md,
+/// History). A rotation permutes `0..LAP` and fixes `LAP - 1`, so every
+/// index below [`BLOCK_CAP`] maps to a slot below it.
+#[inline(always)]
+fn slot_index(offset: usize) -> usize {
+    const BITS: u32 = LAP.trailing_zeros();
+    ((offset << 2) | (offset >> (BITS - 2))) & (LAP - 1)
+}
 
 /// One position, in a `head` or `tail` word.
 const ONE: usize = 1 << FLAG_BITS;
@@ -73,11 +93,14 @@ pub fn live_blocks() -> usize {
     LIVE_BLOCKS.with(std::cell::Cell::get)
 }
 
+/// Cache-line aligned, slots first, so that [`slot_index`] spreads
+/// consecutive positions over distinct lines.
+#[repr(C, align(64))]
 struct Block<T> {
+    slots: [Slot<T>; BLOCK_CAP],
     next: AtomicPtr<Block<T>>,
     /// The next block on the retired stack.
     retired_next: AtomicPtr<Block<T>>,
-    slots: [Slot<T>; BLOCK_CAP],
 }
 
 impl<T> Block<T> {
@@ -341,7 +364,7 @@ impl<T> Blocks<T> {
                     // its only writer, and no consumer reads it before
                     // `WRITE`, nor touches its state before.
                     unsafe {
-                        let slot = (*block).slots.get_unchecked(offset);
+                        let slot = (*block).slots.get_unchecked(slot_index(offset));
                         slot.value.with_mut(|c| (*c).write(value));
                         slot.state.store(WRITE, Ordering::Release);
                     }
@@ -425,7 +448,7 @@ impl<T> Blocks<T> {
                                 Ordering::Release,
                             );
                         }
-                        let slot = (*block).slots.get_unchecked(offset);
+                        let slot = (*block).slots.get_unchecked(slot_index(offset));
                         slot.wait_write();
                         let value = slot.value.with_mut(|c| (*c).assume_init_read());
                         // The last access to the block but a retirement.
@@ -492,7 +515,7 @@ impl<T> Drop for Blocks<T> {
                     Block::free(block);
                     block = next;
                 } else {
-                    let slot = (*block).slots.get_unchecked(offset);
+                    let slot = (*block).slots.get_unchecked(slot_index(offset));
                     slot.value.with_mut(|c| (*c).assume_init_drop());
                 }
                 pos = (pos + 1) & POS_MASK;
@@ -505,6 +528,31 @@ impl<T> Drop for Blocks<T> {
                 let next = (*retired).retired_next.load(Ordering::Relaxed);
                 Block::free(retired);
                 retired = next;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{slot_index, BLOCK_CAP, LAP};
+
+    #[test]
+    fn slot_index_permutes_the_slots_and_spreads_neighbours() {
+        let mut seen = [false; BLOCK_CAP];
+        for offset in 0..BLOCK_CAP {
+            let slot = slot_index(offset);
+            assert!(slot < BLOCK_CAP, "offset {offset} maps past the slots");
+            assert!(!seen[slot], "two offsets share slot {slot}");
+            seen[slot] = true;
+        }
+        if LAP == 32 {
+            // Four 16-byte slots to a line: the next seven positions lie on
+            // seven other lines.
+            for offset in 0..BLOCK_CAP {
+                for later in offset + 1..(offset + 8).min(BLOCK_CAP) {
+                    assert_ne!(slot_index(offset) / 4, slot_index(later) / 4);
+                }
             }
         }
     }
