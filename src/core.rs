@@ -1465,10 +1465,20 @@ impl<T> Chan<T> {
         }
         // A value often arrives within microseconds (a running producer, a
         // round trip): spin on the hint before paying for a registered wait
-        // and a wake-up. Not on `bounded(0)`, where the sender must find this
-        // receiver registered, nor with a deadline.
-        if self.cap != Some(0) && deadline.is_none() {
-            sync::backoff(|| self.looks_nonempty());
+        // and a wake-up, then take the value through the fast path. Only if
+        // that fails go to the lock, whose look sets the ring's `SLOW` and
+        // so sends the producer's next send through the lock too (a
+        // consumer chasing a producer would otherwise do that on every
+        // value it catches up on). A receiver that loses the value to
+        // another goes to the lock at once, as before, rather than spin on
+        // against the producer for the CPU. Not on `bounded(0)`, where the
+        // sender must find this receiver registered, nor with a deadline.
+        if self.cap != Some(0) && deadline.is_none() && sync::backoff(|| self.looks_nonempty()) {
+            match self.try_recv() {
+                Ok(v) => return Ok(v),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {}
+            }
         }
         self.recv_slow(deadline)
     }
