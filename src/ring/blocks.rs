@@ -104,6 +104,21 @@ struct Block<T> {
 }
 
 impl<T> Block<T> {
+    /// The slot of the position whose index within the block is `offset`
+    /// (through [`slot_index`], the one place that maps the two).
+    ///
+    /// # Safety
+    ///
+    /// `offset < BLOCK_CAP` (the index [`BLOCK_CAP`] is the "next block"
+    /// mark, no slot).
+    #[inline(always)]
+    unsafe fn slot(&self, offset: usize) -> &Slot<T> {
+        debug_assert!(offset < BLOCK_CAP);
+        // SAFETY: `slot_index` maps every index below `BLOCK_CAP` to a slot
+        // below it (the caller's contract gives the index).
+        unsafe { self.slots.get_unchecked(slot_index(offset)) }
+    }
+
     /// A block with every slot empty, on the heap.
     #[cfg(not(loom))]
     fn alloc() -> *mut Block<T> {
@@ -362,9 +377,10 @@ impl<T> Blocks<T> {
                     // SAFETY: as above, the block is not reused or freed
                     // until this slot is read; the claim makes this producer
                     // its only writer, and no consumer reads it before
-                    // `WRITE`, nor touches its state before.
+                    // `WRITE`, nor touches its state before; `offset` is a
+                    // slot's (the mark was turned away above).
                     unsafe {
-                        let slot = (*block).slots.get_unchecked(slot_index(offset));
+                        let slot = (*block).slot(offset);
                         slot.value.with_mut(|c| (*c).write(value));
                         slot.state.store(WRITE, Ordering::Release);
                     }
@@ -431,7 +447,8 @@ impl<T> Blocks<T> {
                     // SAFETY: `block` is `word`'s block (loaded after it;
                     // had `head` left it since, the claim would have
                     // failed), and it is neither reused nor freed until the
-                    // claimed slot is `READ`.
+                    // claimed slot is `READ`; `offset` is a slot's (the mark
+                    // was turned away above).
                     unsafe {
                         if offset + 1 == BLOCK_CAP {
                             let next = (*block).wait_next();
@@ -448,7 +465,7 @@ impl<T> Blocks<T> {
                                 Ordering::Release,
                             );
                         }
-                        let slot = (*block).slots.get_unchecked(slot_index(offset));
+                        let slot = (*block).slot(offset);
                         slot.wait_write();
                         let value = slot.value.with_mut(|c| (*c).assume_init_read());
                         // The last access to the block but a retirement.
@@ -506,7 +523,8 @@ impl<T> Drop for Blocks<T> {
         // SAFETY: nobody else is left; every position from `head` to `tail`
         // was claimed and written by a producer (a send completes before its
         // sender can be dropped) and never read, and the blocks they lie in
-        // are linked from `head`'s block on.
+        // are linked from `head`'s block on; the mark's index is no slot
+        // and is skipped below.
         unsafe {
             while pos != tail {
                 let offset = pos % LAP;
@@ -515,7 +533,7 @@ impl<T> Drop for Blocks<T> {
                     Block::free(block);
                     block = next;
                 } else {
-                    let slot = (*block).slots.get_unchecked(slot_index(offset));
+                    let slot = (*block).slot(offset);
                     slot.value.with_mut(|c| (*c).assume_init_drop());
                 }
                 pos = (pos + 1) & POS_MASK;
