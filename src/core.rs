@@ -1458,10 +1458,14 @@ impl<T> Chan<T> {
     /// `recv` past the ring's fast path (which it tries again).
     #[inline(never)]
     fn recv_wait(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
-        match self.try_recv() {
-            Ok(v) => return Ok(v),
-            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-            Err(TryRecvError::Empty) => {}
+        // The fast path's answer, unless it found the channel empty.
+        let ready = || match self.try_recv() {
+            Ok(v) => Some(Ok(v)),
+            Err(TryRecvError::Disconnected) => Some(Err(RecvTimeoutError::Disconnected)),
+            Err(TryRecvError::Empty) => None,
+        };
+        if let Some(r) = ready() {
+            return r;
         }
         // A value often arrives within microseconds (a running producer, a
         // round trip): spin on the hint before paying for a registered wait
@@ -1470,14 +1474,12 @@ impl<T> Chan<T> {
         // so sends the producer's next send through the lock too (a
         // consumer chasing a producer would otherwise do that on every
         // value it catches up on). A receiver that loses the value to
-        // another goes to the lock at once, as before, rather than spin on
-        // against the producer for the CPU. Not on `bounded(0)`, where the
-        // sender must find this receiver registered, nor with a deadline.
+        // another goes to the lock at once rather than spin on against the
+        // producer for the CPU. Not on `bounded(0)`, where the sender must
+        // find this receiver registered, nor with a deadline.
         if self.cap != Some(0) && deadline.is_none() && sync::backoff(|| self.looks_nonempty()) {
-            match self.try_recv() {
-                Ok(v) => return Ok(v),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => {}
+            if let Some(r) = ready() {
+                return r;
             }
         }
         self.recv_slow(deadline)
