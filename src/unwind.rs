@@ -9,9 +9,10 @@
 //!   critical sections that run no user code: wake-ups, and drops of values
 //!   and wakers, are deferred until the lock is released (`waiter::Deferred`),
 //!   so a panic in a waker or in a payload's `Drop` finds the state whole;
-//! - the lock is `parking_lot`'s, which does not poison: a panic, wherever it
-//!   happens, leaves no lock held and no channel unusable (a receive whose
-//!   deferred wake-up panics even puts the value it took back at the front);
+//! - the lock (`sync::RawLock` under `lock_api`'s guard) does not poison: a
+//!   panic, wherever it happens, leaves no lock held and no channel unusable
+//!   (a receive whose deferred wake-up panics even puts the value it took
+//!   back at the front);
 //! - no handle lends out a `&T` or `&mut T` into the channel: a value is
 //!   moved in by a send and moved out by a receive, so a `T` that a panic
 //!   left half-updated can only be one the panicking code itself still owns.
