@@ -159,7 +159,7 @@ impl<T> Ring<T> {
     /// [`SLOW`] is set) returned values are ignored (the caller takes them
     /// first) and a value the producer has claimed but not yet marked ready
     /// is waited for instead of reported missing.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop(&self, settle: bool) -> Pop<T> {
         match self {
             Ring::Array(a) => a.pop(settle),

@@ -140,8 +140,9 @@ impl<T> Array<T> {
     /// slot at `tail` with a compare-and-swap (which fails if another
     /// producer claimed it first, or the core changed the flags), then
     /// writes and stamps it. `Err` (value back) if `SLOW` is set or the ring
-    /// has no room beyond the slots reserved for grants.
-    #[inline]
+    /// has no room beyond the slots reserved for grants. Out of line: the
+    /// loop would make every caller's fast path save registers.
+    #[inline(never)]
     pub(super) fn try_push_shared(&self, value: T) -> Result<(), T> {
         let mut word = self.tail.0.load(Ordering::Relaxed);
         let mut lost = 0;

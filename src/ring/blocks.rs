@@ -333,6 +333,42 @@ impl<T> Blocks<T> {
     /// claims meanwhile).
     #[inline(always)]
     pub(super) fn push(&self, value: T, locked: bool) -> Result<(), T> {
+        let word = self.tail.0.index.load(Ordering::Acquire);
+        if word & SLOW != 0 && !locked {
+            return Err(value);
+        }
+        // Inline only a claim inside a block that no other producer beats:
+        // the block's end, a lost claim and the loop are out of line, so
+        // that this path needs no registers saved.
+        let offset = (word >> FLAG_BITS) % LAP;
+        if offset + 1 < BLOCK_CAP {
+            let block = self.tail.0.block.load(Ordering::Acquire);
+            if self
+                .tail
+                .0
+                .index
+                .compare_exchange_weak(
+                    word,
+                    word.wrapping_add(ONE),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+            {
+                // SAFETY: as in `push_from` (a slot inside the block: no
+                // block to link).
+                unsafe { Self::write_claimed(block, offset, value) };
+                return Ok(());
+            }
+        }
+        self.push_from(value, locked)
+    }
+
+    /// [`push`](Self::push)'s loop: claims at the end of a block (linking
+    /// the next one) and after lost claims.
+    #[cold]
+    #[inline(never)]
+    fn push_from(&self, value: T, locked: bool) -> Result<(), T> {
         let mut word = self.tail.0.index.load(Ordering::Acquire);
         let mut block = self.tail.0.block.load(Ordering::Acquire);
         // Allocated before a claim of a block's last slot, so that the
@@ -375,15 +411,9 @@ impl<T> Blocks<T> {
                         next_block = ptr::null_mut();
                     }
                     // SAFETY: as above, the block is not reused or freed
-                    // until this slot is read; the claim makes this producer
-                    // its only writer, and no consumer reads it before
-                    // `WRITE`, nor touches its state before; `offset` is a
-                    // slot's (the mark was turned away above).
-                    unsafe {
-                        let slot = (*block).slot(offset);
-                        slot.value.with_mut(|c| (*c).write(value));
-                        slot.state.store(WRITE, Ordering::Release);
-                    }
+                    // until this slot is read; `offset` is a slot's (the
+                    // mark was turned away above).
+                    unsafe { Self::write_claimed(block, offset, value) };
                     break Ok(());
                 }
                 Err(now) => {
@@ -406,6 +436,40 @@ impl<T> Blocks<T> {
     /// left to the caller (see `Ring::pop`).
     #[inline(always)]
     pub(super) fn pop(&self, settle: bool) -> Pop<T> {
+        let word = self.head.0.index.load(Ordering::Acquire);
+        if word & RETURNED != 0 && !settle {
+            return Pop::Slow;
+        }
+        // Inline only a claim inside a block that no other consumer beats:
+        // the block's end, a lost claim and the loop are out of line, so
+        // that this path needs no registers saved.
+        let offset = (word >> FLAG_BITS) % LAP;
+        if offset + 1 < BLOCK_CAP {
+            let block = self.head.0.block.load(Ordering::Acquire);
+            let new = match self.next_head(word) {
+                Some(new) => new,
+                None => return Pop::Empty(word & TX_GONE != 0),
+            };
+            if self
+                .head
+                .0
+                .index
+                .compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                // SAFETY: as in `pop_from` (a slot inside the block: no
+                // block change to make).
+                return Pop::Value(unsafe { Self::read_claimed(block, offset) }, false);
+            }
+        }
+        self.pop_from(settle)
+    }
+
+    /// [`pop`](Self::pop)'s loop: claims at the end of a block (moving
+    /// `head` to the next one) and after lost claims.
+    #[cold]
+    #[inline(never)]
+    fn pop_from(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.index.load(Ordering::Acquire);
         let mut block = self.head.0.block.load(Ordering::Acquire);
         let mut step = 0;
@@ -414,8 +478,7 @@ impl<T> Blocks<T> {
             if word & RETURNED != 0 && !settle {
                 return Pop::Slow;
             }
-            let pos = word >> FLAG_BITS;
-            let offset = pos % LAP;
+            let offset = (word >> FLAG_BITS) % LAP;
             if offset == BLOCK_CAP {
                 // Another consumer is moving `head` to the next block.
                 sync::snooze(&mut step);
@@ -423,20 +486,9 @@ impl<T> Blocks<T> {
                 block = self.head.0.block.load(Ordering::Acquire);
                 continue;
             }
-            let mut new = word.wrapping_add(ONE);
-            if word & HAS_NEXT == 0 {
-                // `word` was read before `tail`: with `TX_GONE` in it, every
-                // claim is visible, so an empty answer means drained.
-                let tail = self.tail.0.index.load(Ordering::Acquire) >> FLAG_BITS;
-                if pos == tail {
-                    return Pop::Empty(word & TX_GONE != 0);
-                }
-                if pos / LAP != tail / LAP {
-                    // The producers are past this block: no need to read
-                    // `tail` again until `head` leaves it.
-                    new |= HAS_NEXT;
-                }
-            }
+            let Some(new) = self.next_head(word) else {
+                return Pop::Empty(word & TX_GONE != 0);
+            };
             match self.head.0.index.compare_exchange_weak(
                 word,
                 new,
@@ -465,11 +517,7 @@ impl<T> Blocks<T> {
                                 Ordering::Release,
                             );
                         }
-                        let slot = (*block).slot(offset);
-                        slot.wait_write();
-                        let value = slot.value.with_mut(|c| (*c).assume_init_read());
-                        // The last access to the block but a retirement.
-                        slot.state.store(READ, Ordering::Release);
+                        let value = Self::read_claimed(block, offset);
                         if offset + 1 == BLOCK_CAP {
                             // Every slot is claimed and `head` has left.
                             self.retire_chain(block, block);
@@ -483,6 +531,65 @@ impl<T> Blocks<T> {
                     block = self.head.0.block.load(Ordering::Acquire);
                 }
             }
+        }
+    }
+
+    /// The `head` word that claims the position of `word`, or `None` if
+    /// no value is there. `word` was read before `tail`: with `TX_GONE` in
+    /// it, every claim is visible, so `None` then means drained.
+    #[inline(always)]
+    fn next_head(&self, word: usize) -> Option<usize> {
+        let pos = word >> FLAG_BITS;
+        let mut new = word.wrapping_add(ONE);
+        if word & HAS_NEXT == 0 {
+            let tail = self.tail.0.index.load(Ordering::Acquire) >> FLAG_BITS;
+            if pos == tail {
+                return None;
+            }
+            if pos / LAP != tail / LAP {
+                // The producers are past this block: no need to read
+                // `tail` again until `head` leaves it.
+                new |= HAS_NEXT;
+            }
+        }
+        Some(new)
+    }
+
+    /// Writes the value of a slot this producer has claimed.
+    ///
+    /// # Safety
+    ///
+    /// `block` holds the claimed position, at `offset`, and is neither
+    /// reused nor freed until that slot is read.
+    #[inline(always)]
+    unsafe fn write_claimed(block: *mut Block<T>, offset: usize, value: T) {
+        // SAFETY: the caller's contract; the claim makes this producer the
+        // slot's only writer, and no consumer reads it before `WRITE`, nor
+        // touches its state before.
+        unsafe {
+            let slot = (*block).slot(offset);
+            slot.value.with_mut(|c| (*c).write(value));
+            slot.state.store(WRITE, Ordering::Release);
+        }
+    }
+
+    /// Reads the value of a slot this consumer has claimed.
+    ///
+    /// # Safety
+    ///
+    /// `block` holds the claimed position, at `offset`, and is neither
+    /// reused nor freed until that slot is `READ` (which this stores).
+    #[inline(always)]
+    unsafe fn read_claimed(block: *mut Block<T>, offset: usize) -> T {
+        // SAFETY: the caller's contract; the claim makes this consumer the
+        // slot's only reader, and `wait_write` waits for the producer's.
+        unsafe {
+            let slot = (*block).slot(offset);
+            slot.wait_write();
+            let value = slot.value.with_mut(|c| (*c).assume_init_read());
+            // The last access to the block but a retirement.
+            slot.state.store(READ, Ordering::Release);
+            value
         }
     }
 

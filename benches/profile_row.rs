@@ -1,0 +1,131 @@
+//! Runs one row of the `channels` grid for one peer, outside criterion, so a profiler
+//! (`valgrind --tool=callgrind`, `perf record`) sees the workload and little else.
+//!
+//! ```text
+//! cargo build --release -p amphi-benches --bin profile_row
+//! valgrind --tool=callgrind target/release/profile_row tokio-ct bounded64 8 kanal 5
+//! ```
+//!
+//! Arguments: `WHERE QUEUE CONSUMERS PEER [RUNS]`, where `WHERE` is `threads`, `tokio-ct`,
+//! `tokio-4w`, `smol-4t` or `sync-tokio-4w`; `QUEUE` is `bounded64`, `bounded1`, `bounded0` or
+//! `unbounded`; `PEER` is `amphi`, `amphi-mpmc`, `crossbeam`, `flume`, `kanal`, `async-channel`
+//! or `tokio`. One producer, `AMPHI_BENCH_M_THREADS` [100000] or `AMPHI_BENCH_M_ASYNC` [16384]
+//! values per run; prints each run's time.
+
+#[allow(dead_code)]
+mod common;
+
+use std::time::Duration;
+
+use common::peers::{
+    AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
+    SyncPeer, Tokio,
+};
+use common::run::{async_once, mixed_once, threads_once, tokio_workers, Exec};
+
+fn usage() -> ! {
+    eprintln!("usage: profile_row WHERE QUEUE CONSUMERS PEER [RUNS]");
+    std::process::exit(2)
+}
+
+fn env_num(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+fn queue(s: &str) -> Queue {
+    match s {
+        "unbounded" => Queue::Unbounded,
+        _ => match s.strip_prefix("bounded").and_then(|n| n.parse().ok()) {
+            Some(n) => Queue::Bounded(n),
+            None => usage(),
+        },
+    }
+}
+
+/// One run of the row for the peer `P`, which must speak every view the row needs.
+trait Row {
+    fn once(place: &str, q: Queue, c: usize) -> Duration;
+}
+
+fn run_threads<P: SyncPeer>(q: Queue, c: usize) -> Duration {
+    threads_once::<P>(q, 1, c, env_num("AMPHI_BENCH_M_THREADS", 100_000))
+}
+
+fn run_async<P: AsyncPeer>(place: &str, q: Queue, c: usize) -> Duration {
+    let m = env_num("AMPHI_BENCH_M_ASYNC", 16_384);
+    let exec = match place {
+        "tokio-ct" => Exec::tokio_current_thread(),
+        "tokio-4w" => Exec::tokio_workers(4),
+        "smol-4t" => Exec::smol(4),
+        _ => usage(),
+    };
+    async_once::<P>(&exec, q, 1, c, m)
+}
+
+fn run_mixed<P: MixedPeer>(q: Queue, c: usize) -> Duration {
+    let rt = tokio_workers(4);
+    mixed_once::<P>(&rt, q, 1, c, env_num("AMPHI_BENCH_M_ASYNC", 16_384))
+}
+
+macro_rules! full_row {
+    ($($peer:ty),*) => {$(
+        impl Row for $peer {
+            fn once(place: &str, q: Queue, c: usize) -> Duration {
+                match place {
+                    "threads" => run_threads::<$peer>(q, c),
+                    "sync-tokio-4w" => run_mixed::<$peer>(q, c),
+                    _ => run_async::<$peer>(place, q, c),
+                }
+            }
+        }
+    )*};
+}
+full_row!(AmphiSpmc, AmphiMpmc, Flume, Kanal, AsyncChannel);
+
+impl Row for Crossbeam {
+    fn once(place: &str, q: Queue, c: usize) -> Duration {
+        match place {
+            "threads" => run_threads::<Crossbeam>(q, c),
+            _ => usage(),
+        }
+    }
+}
+
+impl Row for Tokio {
+    fn once(place: &str, q: Queue, c: usize) -> Duration {
+        match place {
+            "threads" => usage(),
+            "sync-tokio-4w" => run_mixed::<Tokio>(q, c),
+            _ => run_async::<Tokio>(place, q, c),
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 4 {
+        usage();
+    }
+    let (place, q) = (args[0].as_str(), queue(&args[1]));
+    let c: usize = args[2].parse().unwrap_or_else(|_| usage());
+    let runs: usize = args
+        .get(4)
+        .map_or(1, |s| s.parse().unwrap_or_else(|_| usage()));
+    let once: fn(&str, Queue, usize) -> Duration = match args[3].as_str() {
+        "amphi" => AmphiSpmc::once,
+        "amphi-mpmc" => AmphiMpmc::once,
+        "crossbeam" => Crossbeam::once,
+        "flume" => Flume::once,
+        "kanal" => Kanal::once,
+        "async-channel" => AsyncChannel::once,
+        "tokio" => Tokio::once,
+        _ => usage(),
+    };
+    for _ in 0..runs {
+        let t = once(place, q, c);
+        println!("{place}/{}/{c}c/{}: {t:?}", args[1], args[3]);
+    }
+}
