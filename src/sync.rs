@@ -59,6 +59,16 @@ mod imp {
         }
     }
 
+    #[cfg(test)]
+    impl<T> Mutex<T> {
+        /// Whether a waiter may be parked on the lock (`PARKED` is set).
+        pub(crate) fn may_have_sleepers(&self) -> bool {
+            // SAFETY: `raw` is unsafe only because unlocking through it
+            // could break the guard's invariant; this reads the state.
+            unsafe { self.0.raw() }.state.load(Ordering::Relaxed) & PARKED != 0
+        }
+    }
+
     const LOCKED: u8 = 1;
     /// Some thread may be parked on the lock.
     const PARKED: u8 = 2;
@@ -165,7 +175,7 @@ mod imp {
                 // SAFETY: the key is this lock's address, which only this
                 // lock parks on; the callbacks neither panic nor call into
                 // `parking_lot_core`.
-                unsafe {
+                let _woken = unsafe {
                     parking_lot_core::park(
                         addr,
                         || self.state.load(Ordering::Relaxed) == LOCKED | PARKED,
@@ -177,7 +187,11 @@ mod imp {
                         },
                         parking_lot_core::DEFAULT_PARK_TOKEN,
                         Some(std::time::Instant::now() + PARK_FOR),
-                    );
+                    )
+                };
+                #[cfg(test)]
+                if matches!(_woken, parking_lot_core::ParkResult::Unparked(_)) {
+                    super::tests::UNPARKED.fetch_add(1, Ordering::Relaxed);
                 }
                 // Woken, timed out, or the state changed before it slept:
                 // try again.
@@ -348,7 +362,7 @@ pub(crate) fn snooze(step: &mut u32) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::Arc;
     use std::thread;
     use std::time::Duration;
@@ -391,5 +405,37 @@ mod tests {
             "two threads held the lock"
         );
         assert_eq!(lock.lock().0, THREADS * rounds);
+    }
+
+    /// Parks that ended because an unlocker woke the thread (not a timeout).
+    pub(super) static UNPARKED: AtomicUsize = AtomicUsize::new(0);
+
+    /// A waiter that has gone to sleep is woken by the unlock, not only by
+    /// its `PARK_FOR` timeout (which would hide a broken `unlock_slow`:
+    /// every waiter would still get the lock, 100 us late). The holder
+    /// unlocks while the waiter is parked; a waiter that happens to time
+    /// out in that instant takes the lock without a wake-up, so the round is
+    /// repeated until one wake-up is seen.
+    #[test]
+    #[cfg_attr(miri, ignore = "waits for real parks and wake-ups, up to 200 rounds")]
+    fn unlock_wakes_a_parked_waiter() {
+        let lock = Arc::new(Mutex::new(()));
+        for _ in 0..200 {
+            let held = lock.lock();
+            let waiter = {
+                let lock = lock.clone();
+                thread::spawn(move || drop(lock.lock()))
+            };
+            // The waiter sets `PARKED` before it sleeps.
+            while !lock.may_have_sleepers() {
+                thread::yield_now();
+            }
+            drop(held);
+            waiter.join().unwrap();
+            if UNPARKED.load(Ordering::Relaxed) > 0 {
+                return;
+            }
+        }
+        panic!("no parked waiter was ever woken by an unlock");
     }
 }
