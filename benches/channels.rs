@@ -33,7 +33,9 @@ use common::peers::{
     AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
     SyncPeer, Tokio, QUEUES,
 };
-use common::run::{async_once, check, mixed_once, threads_once, tokio_workers, Exec, Tally, Task};
+use common::run::{
+    async_once, check, env_num, mixed_once, threads_once, tokio_workers, Exec, Tally, Task,
+};
 
 /// Suite settings, from the environment.
 #[derive(Clone, Copy)]
@@ -43,16 +45,6 @@ struct Cfg {
     measure: Duration,
     m_threads: usize,
     m_async: usize,
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(s) => s
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={s:?} is not a number")),
-        Err(_) => default,
-    }
 }
 
 impl Cfg {

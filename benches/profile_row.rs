@@ -21,18 +21,11 @@ use common::peers::{
     AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
     SyncPeer, Tokio,
 };
-use common::run::{async_once, mixed_once, threads_once, tokio_workers, Exec};
+use common::run::{async_once, env_num, mixed_once, threads_once, tokio_workers, Exec};
 
 fn usage() -> ! {
     eprintln!("usage: profile_row WHERE QUEUE CONSUMERS PEER [RUNS]");
     std::process::exit(2)
-}
-
-fn env_num(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(default)
 }
 
 fn queue(s: &str) -> Queue {
@@ -51,11 +44,11 @@ trait Row {
 }
 
 fn run_threads<P: SyncPeer>(q: Queue, c: usize) -> Duration {
-    threads_once::<P>(q, 1, c, env_num("AMPHI_BENCH_M_THREADS", 100_000))
+    threads_once::<P>(q, 1, c, env_num("AMPHI_BENCH_M_THREADS", 100_000) as usize)
 }
 
 fn run_async<P: AsyncPeer>(place: &str, q: Queue, c: usize) -> Duration {
-    let m = env_num("AMPHI_BENCH_M_ASYNC", 16_384);
+    let m = env_num("AMPHI_BENCH_M_ASYNC", 16_384) as usize;
     let exec = match place {
         "tokio-ct" => Exec::tokio_current_thread(),
         "tokio-4w" => Exec::tokio_workers(4),
@@ -67,7 +60,13 @@ fn run_async<P: AsyncPeer>(place: &str, q: Queue, c: usize) -> Duration {
 
 fn run_mixed<P: MixedPeer>(q: Queue, c: usize) -> Duration {
     let rt = tokio_workers(4);
-    mixed_once::<P>(&rt, q, 1, c, env_num("AMPHI_BENCH_M_ASYNC", 16_384))
+    mixed_once::<P>(
+        &rt,
+        q,
+        1,
+        c,
+        env_num("AMPHI_BENCH_M_ASYNC", 16_384) as usize,
+    )
 }
 
 macro_rules! full_row {

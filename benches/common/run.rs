@@ -262,3 +262,18 @@ pub fn mixed_once<C: MixedPeer>(
     check(tallies, m);
     elapsed
 }
+
+/// A setting from the environment (`AMPHI_BENCH_*`), or `default` if unset.
+///
+/// # Panics
+///
+/// If it is set to something that is not a number.
+pub fn env_num(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={s:?} is not a number")),
+        Err(_) => default,
+    }
+}
