@@ -1,5 +1,5 @@
 //! The lock-free data path of spmc channels (`src/ring.rs`): slots reused
-//! over many laps, an unbounded channel's linked blocks (31 slots each),
+//! over many laps, an unbounded channel's linked blocks (63 slots each),
 //! values returned ahead of the ring, and the flags that send the fast paths to the
 //! lock. Single-threaded and deterministic; the races are in `tests/loom.rs`
 //! and the stress tests.
@@ -61,7 +61,7 @@ fn slots_are_reused_over_many_laps_in_order() {
     }
 }
 
-/// An unbounded channel keeps its values in linked blocks of 31 slots: they
+/// An unbounded channel keeps its values in linked blocks of 63 slots: they
 /// come back in order across many block boundaries, with the producer
 /// running ahead and the consumer catching up in uneven steps, and `len`
 /// is exact at every step (including right before and after a boundary).

@@ -30,9 +30,12 @@ use super::{Padded, Pop, FLAG_BITS, HAS_NEXT, POS_MASK, RETURNED, SLOW, TX_GONE}
 use crate::sync::{self, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 
 /// Positions per block, one of them the "next block" mark. Small under loom,
-/// so that the models cross blocks.
+/// so that the models cross blocks. 64 rather than crossbeam's 32: a producer
+/// running ahead of its consumers allocates a block per `BLOCK_CAP` values,
+/// and with a word-sized value a block is 1 KiB, a size the allocator serves
+/// from its bins (measured: BENCHMARKS.md, History).
 #[cfg(not(loom))]
-const LAP: usize = 32;
+const LAP: usize = 64;
 #[cfg(loom)]
 const LAP: usize = 4;
 const _: () = assert!(LAP.is_power_of_two() && LAP >= 4);
@@ -41,10 +44,10 @@ const BLOCK_CAP: usize = LAP - 1;
 
 /// The slot of a position's index within its block: the index's bits
 /// rotated left by two, so that consecutive positions lie four slots apart
-/// and a slot's neighbours belong to positions eight apart. With a
-/// word-sized value a slot takes 16 bytes, four to a cache line of the
-/// (line-aligned) block, so the next seven positions lie on seven other
-/// lines. With the slots in position order, a consumer chasing the producer
+/// and a slot's neighbours belong to positions `LAP / 4` apart. With a
+/// word-sized value a slot takes 16 bytes and starts on a 16-byte boundary
+/// (the allocator's alignment), so a cache line holds four whole slots and
+/// the next `LAP / 4 - 1` positions lie on as many other lines. With the slots in position order, a consumer chasing the producer
 /// reads and marks `READ` on the line the producer writes next, and the line
 /// moves between their cores for every value (measured: BENCHMARKS.md,
 /// History). A rotation permutes `0..LAP` and fixes `LAP - 1`, so every
@@ -93,9 +96,11 @@ pub fn live_blocks() -> usize {
     LIVE_BLOCKS.with(std::cell::Cell::get)
 }
 
-/// Cache-line aligned, slots first, so that [`slot_index`] spreads
-/// consecutive positions over distinct lines.
-#[repr(C, align(64))]
+/// Slots first. Not aligned to a cache line: [`slot_index`] spreads
+/// consecutive positions over distinct lines at the allocator's own
+/// alignment, and a line-aligned layout sends every allocation through the
+/// allocator's slower aligned path (measured: BENCHMARKS.md, History).
+#[repr(C)]
 struct Block<T> {
     slots: [Slot<T>; BLOCK_CAP],
     next: AtomicPtr<Block<T>>,
@@ -671,11 +676,11 @@ mod tests {
             assert!(!seen[slot], "two offsets share slot {slot}");
             seen[slot] = true;
         }
-        if LAP == 32 {
-            // Four 16-byte slots to a line: the next seven positions lie on
-            // seven other lines.
+        if LAP >= 16 {
+            // Four 16-byte slots to a line: the next `LAP / 4 - 1` positions
+            // lie on as many other lines.
             for offset in 0..BLOCK_CAP {
-                for later in offset + 1..(offset + 8).min(BLOCK_CAP) {
+                for later in offset + 1..(offset + LAP / 4).min(BLOCK_CAP) {
                     assert_ne!(slot_index(offset) / 4, slot_index(later) / 4);
                 }
             }
