@@ -453,6 +453,7 @@ impl<T> Chan<T> {
         }
     }
 
+    #[inline(always)]
     fn pop_front(&self, st: &mut State<T>) -> Option<T> {
         if let Some(ring) = &self.ring {
             if let Some(v) = st.queue.pop_front() {
@@ -550,6 +551,7 @@ impl<T> Chan<T> {
 
     /// Sends without waiting, past the fast path: to a waiting receiver, else
     /// into the queue; then settles the ring's `SLOW` flag.
+    #[inline(always)]
     fn try_push(
         &self,
         st: &mut State<T>,
@@ -623,7 +625,9 @@ impl<T> Chan<T> {
     /// sender is granted the slot and sends when polled.
     #[inline(never)]
     fn serve_senders(&self, st: &mut State<T>, d: &mut Deferred<T>) {
-        while self.has_space(st) {
+        // Emptiness first: it is cheaper than counting the room, and an spmc
+        // channel's one sender is served after one count.
+        while !st.send_waiters.is_empty() && self.has_space(st) {
             let Some(node) = st.send_waiters.pop_claimed() else {
                 break;
             };
@@ -679,6 +683,7 @@ impl<T> Chan<T> {
 
     /// Receives without waiting, past the fast path: from the queue, else
     /// straight from a waiting sender's node (rendezvous).
+    #[inline(always)]
     fn try_pop(&self, st: &mut State<T>, d: &mut Deferred<T>) -> Result<T, TryRecvError> {
         if let Some(v) = self.pop_front(st) {
             self.refill(st, d);
