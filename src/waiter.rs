@@ -605,7 +605,9 @@ pub(crate) enum Notify<T> {
 /// values to drop. Collected under the lock; run by `run` (or by `Drop`, so
 /// that a popped thread node is published even on an unwinding path).
 pub(crate) struct Deferred<T> {
-    first: Option<Notify<T>>,
+    /// Always taken by `Drop` (so it needs no drop glue, and `Drop` inlines
+    /// into the locked paths as a few checks).
+    first: ManuallyDrop<Option<Notify<T>>>,
     /// Dropped by `run_now` (if they own anything, `Drop` calls it), so
     /// that the common empty `Deferred` costs its drop a few checks.
     rest: ManuallyDrop<Vec<Notify<T>>>,
@@ -616,7 +618,7 @@ impl<T> Deferred<T> {
     #[inline]
     pub(crate) fn new() -> Self {
         Deferred {
-            first: None,
+            first: ManuallyDrop::new(None),
             rest: ManuallyDrop::new(Vec::new()),
             values: ManuallyDrop::new(VecDeque::new()),
         }
@@ -642,7 +644,7 @@ impl<T> Deferred<T> {
     /// lock it holds now and hands its publication to this `Deferred` (I4).
     pub(crate) unsafe fn push(&mut self, n: Notify<T>) {
         if self.first.is_none() {
-            self.first = Some(n);
+            *self.first = Some(n);
         } else {
             self.rest.push(n);
         }
@@ -676,7 +678,7 @@ impl<T> Drop for Deferred<T> {
     /// checks. Most of the rest notify one waiter: they skip the general
     /// loop. (`rest` owns nothing until a second notification is pushed;
     /// `values` may own an empty buffer.)
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         let owns_values = !self.values.is_empty()
             || (std::mem::size_of::<T>() != 0 && self.values.capacity() != 0);
