@@ -15,7 +15,11 @@
 #[allow(dead_code)]
 mod common;
 
-use std::time::Duration;
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::Context;
+use std::time::{Duration, Instant};
 
 use common::peers::{
     AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
@@ -25,7 +29,68 @@ use common::run::{async_once, env_num, mixed_once, threads_once, tokio_workers, 
 
 fn usage() -> ! {
     eprintln!("usage: profile_row WHERE QUEUE CONSUMERS PEER [RUNS]");
+    eprintln!("       profile_row cancel-recv|cancel-send PEER [N]");
     std::process::exit(2)
+}
+
+/// `n` receive futures, each polled once on an empty channel with a no-op waker, then dropped.
+fn cancel_recv<P: AsyncPeer>(n: usize) -> Duration {
+    let (txs, mut rxs) = P::make(Queue::Bounded(64), 1, 1).unwrap_or_else(|| usage());
+    let rx = &mut rxs[0];
+    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+    let start = Instant::now();
+    for _ in 0..n {
+        let fut = pin!(P::recv(rx));
+        assert!(fut.poll(&mut cx).is_pending(), "the channel is empty");
+    }
+    let t = start.elapsed();
+    drop(txs);
+    t
+}
+
+/// `n` send futures, each polled once on a full `bounded(1)` with a no-op waker, then dropped.
+fn cancel_send<P: AsyncPeer>(n: usize) -> Duration {
+    let (mut txs, rxs) = P::make(Queue::Bounded(1), 1, 1).unwrap_or_else(|| usage());
+    let tx = &mut txs[0];
+    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+    assert!(
+        pin!(P::send(tx, 0)).poll(&mut cx).is_ready(),
+        "the channel has room"
+    );
+    let start = Instant::now();
+    for _ in 0..n {
+        let fut = pin!(P::send(tx, black_box(1)));
+        assert!(fut.poll(&mut cx).is_pending(), "the channel is full");
+    }
+    let t = start.elapsed();
+    drop(rxs);
+    t
+}
+
+fn cancel_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
+    match kind {
+        "cancel-recv" => cancel_recv::<P>(n),
+        "cancel-send" => cancel_send::<P>(n),
+        _ => usage(),
+    }
+}
+
+/// `profile_row cancel-recv|cancel-send PEER [N]`.
+fn run_cancel(args: &[String]) {
+    let n = args
+        .get(2)
+        .map_or(100_000, |s| s.parse().unwrap_or_else(|_| usage()));
+    let kind = args[0].as_str();
+    let t = match args.get(1).map(String::as_str) {
+        Some("amphi") => cancel_cycle::<AmphiSpmc>(kind, n),
+        Some("amphi-mpmc") => cancel_cycle::<AmphiMpmc>(kind, n),
+        Some("flume") => cancel_cycle::<Flume>(kind, n),
+        Some("kanal") => cancel_cycle::<Kanal>(kind, n),
+        Some("async-channel") => cancel_cycle::<AsyncChannel>(kind, n),
+        Some("tokio") => cancel_cycle::<Tokio>(kind, n),
+        _ => usage(),
+    };
+    println!("{kind}/{}: {n} in {t:?}", args[1]);
 }
 
 fn queue(s: &str) -> Queue {
@@ -105,6 +170,9 @@ impl Row for Tokio {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a.starts_with("cancel-")) {
+        return run_cancel(&args);
+    }
     if args.len() < 4 {
         usage();
     }
