@@ -753,3 +753,86 @@ impl<T> Deferred<T> {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::task::{Wake, Waker};
+
+    use super::Deferred;
+
+    /// Counts its wake-ups; `Arc::strong_count` tells whether a waker was
+    /// dropped (consumed) or leaked.
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn counter() -> (Arc<Count>, Waker) {
+        let c = Arc::new(Count(AtomicUsize::new(0)));
+        (c.clone(), Waker::from(c))
+    }
+
+    /// Payloads that count their drops.
+    struct Payload(Arc<AtomicUsize>);
+
+    impl Drop for Payload {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The first notification lives outside the drop glue (`ManuallyDrop`):
+    /// every way a `Deferred` ends must still wake it exactly once and
+    /// release its waker.
+    #[test]
+    fn deferred_wakes_each_task_once_however_it_ends() {
+        // Run explicitly, with one notification.
+        let (c, w) = counter();
+        let mut d = Deferred::<Payload>::new();
+        d.wake(Some(w));
+        assert!(!d.is_empty());
+        d.run();
+        assert_eq!(c.0.load(Ordering::Relaxed), 1);
+        assert_eq!(Arc::strong_count(&c), 1, "the waker was released");
+
+        // Dropped without `run` (an early return or an unwinding path).
+        let (c, w) = counter();
+        {
+            let mut d = Deferred::<Payload>::new();
+            d.wake(Some(w));
+        }
+        assert_eq!(c.0.load(Ordering::Relaxed), 1);
+        assert_eq!(Arc::strong_count(&c), 1);
+
+        // Several notifications and values to drop: the general path.
+        let counters: Vec<_> = (0..3).map(|_| counter()).collect();
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let mut d = Deferred::<Payload>::new();
+        for (_, w) in &counters {
+            d.wake(Some(w.clone()));
+        }
+        d.drop_values(
+            (0..4)
+                .map(|_| Payload(dropped.clone()))
+                .collect::<VecDeque<_>>(),
+        );
+        d.run();
+        for (c, w) in counters {
+            drop(w);
+            assert_eq!(c.0.load(Ordering::Relaxed), 1);
+            assert_eq!(Arc::strong_count(&c), 1);
+        }
+        assert_eq!(dropped.load(Ordering::Relaxed), 4);
+
+        // Nothing queued: nothing happens.
+        let d = Deferred::<Payload>::new();
+        assert!(d.is_empty());
+        d.run();
+    }
+}
