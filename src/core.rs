@@ -1561,6 +1561,7 @@ impl<T> Chan<T> {
         likely_waits: bool,
     ) -> Poll<Result<T, TryRecvError>> {
         let (node, registered) = w.project();
+        let mut woken = false;
         while *registered {
             if node.state() == WAITING {
                 if self.refresh_waker(&node, waker) {
@@ -1582,13 +1583,18 @@ impl<T> Chan<T> {
                 return Poll::Ready(Ok(v));
             }
             // Woken by disconnection, or (bounded(0)) to take a waiting
-            // sender's value: the attempt below does either.
+            // sender's value: the attempt below does either, most likely
+            // without waiting again.
+            woken = true;
         }
         // The waker is cloned outside the lock. When this poll will most
         // likely wait (the ring was just found empty, or without a ring the
-        // queue looks empty), clone first and take the lock once. Otherwise
-        // try without a clone, and clone only if that fails.
-        if !likely_waits && (self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed)) {
+        // queue looks empty and nothing woke it), clone first and take the
+        // lock once. Otherwise try without a clone, and clone only if that
+        // fails.
+        if !likely_waits
+            && (woken || self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed))
+        {
             match self.try_recv() {
                 Ok(v) => return Poll::Ready(Ok(v)),
                 Err(TryRecvError::Disconnected) => {
