@@ -6,10 +6,11 @@
 //! valgrind --tool=callgrind target/release/profile_row tokio-ct bounded64 8 kanal 5
 //! ```
 //!
-//! Arguments: `WHERE QUEUE CONSUMERS PEER [RUNS]`, where `WHERE` is `threads`, `tokio-ct`,
+//! Arguments: `WHERE QUEUE CONSUMERS PEER [RUNS]` (`CONSUMERS`: a count for one producer, or
+//! `4p4c` for the mpmc rows), where `WHERE` is `threads`, `tokio-ct`,
 //! `tokio-4w`, `smol-4t` or `sync-tokio-4w`; `QUEUE` is `bounded64`, `bounded1`, `bounded0` or
 //! `unbounded`; `PEER` is `amphi`, `amphi-mpmc`, `crossbeam`, `flume`, `kanal`, `async-channel`
-//! or `tokio`. One producer, `AMPHI_BENCH_M_THREADS` [100000] or `AMPHI_BENCH_M_ASYNC` [16384]
+//! or `tokio`. `AMPHI_BENCH_M_THREADS` [100000] or `AMPHI_BENCH_M_ASYNC` [16384]
 //! values per run; prints each run's time.
 
 #[allow(dead_code)]
@@ -105,14 +106,14 @@ fn queue(s: &str) -> Queue {
 
 /// One run of the row for the peer `P`, which must speak every view the row needs.
 trait Row {
-    fn once(place: &str, q: Queue, c: usize) -> Duration;
+    fn once(place: &str, q: Queue, p: usize, c: usize) -> Duration;
 }
 
-fn run_threads<P: SyncPeer>(q: Queue, c: usize) -> Duration {
-    threads_once::<P>(q, 1, c, env_num("AMPHI_BENCH_M_THREADS", 100_000) as usize)
+fn run_threads<P: SyncPeer>(q: Queue, p: usize, c: usize) -> Duration {
+    threads_once::<P>(q, p, c, env_num("AMPHI_BENCH_M_THREADS", 100_000) as usize)
 }
 
-fn run_async<P: AsyncPeer>(place: &str, q: Queue, c: usize) -> Duration {
+fn run_async<P: AsyncPeer>(place: &str, q: Queue, p: usize, c: usize) -> Duration {
     let m = env_num("AMPHI_BENCH_M_ASYNC", 16_384) as usize;
     let exec = match place {
         "tokio-ct" => Exec::tokio_current_thread(),
@@ -120,15 +121,15 @@ fn run_async<P: AsyncPeer>(place: &str, q: Queue, c: usize) -> Duration {
         "smol-4t" => Exec::smol(4),
         _ => usage(),
     };
-    async_once::<P>(&exec, q, 1, c, m)
+    async_once::<P>(&exec, q, p, c, m)
 }
 
-fn run_mixed<P: MixedPeer>(q: Queue, c: usize) -> Duration {
+fn run_mixed<P: MixedPeer>(q: Queue, p: usize, c: usize) -> Duration {
     let rt = tokio_workers(4);
     mixed_once::<P>(
         &rt,
         q,
-        1,
+        p,
         c,
         env_num("AMPHI_BENCH_M_ASYNC", 16_384) as usize,
     )
@@ -137,11 +138,11 @@ fn run_mixed<P: MixedPeer>(q: Queue, c: usize) -> Duration {
 macro_rules! full_row {
     ($($peer:ty),*) => {$(
         impl Row for $peer {
-            fn once(place: &str, q: Queue, c: usize) -> Duration {
+            fn once(place: &str, q: Queue, p: usize, c: usize) -> Duration {
                 match place {
-                    "threads" => run_threads::<$peer>(q, c),
-                    "sync-tokio-4w" => run_mixed::<$peer>(q, c),
-                    _ => run_async::<$peer>(place, q, c),
+                    "threads" => run_threads::<$peer>(q, p, c),
+                    "sync-tokio-4w" => run_mixed::<$peer>(q, p, c),
+                    _ => run_async::<$peer>(place, q, p, c),
                 }
             }
         }
@@ -150,20 +151,20 @@ macro_rules! full_row {
 full_row!(AmphiSpmc, AmphiMpmc, Flume, Kanal, AsyncChannel);
 
 impl Row for Crossbeam {
-    fn once(place: &str, q: Queue, c: usize) -> Duration {
+    fn once(place: &str, q: Queue, p: usize, c: usize) -> Duration {
         match place {
-            "threads" => run_threads::<Crossbeam>(q, c),
+            "threads" => run_threads::<Crossbeam>(q, p, c),
             _ => usage(),
         }
     }
 }
 
 impl Row for Tokio {
-    fn once(place: &str, q: Queue, c: usize) -> Duration {
+    fn once(place: &str, q: Queue, p: usize, c: usize) -> Duration {
         match place {
             "threads" => usage(),
-            "sync-tokio-4w" => run_mixed::<Tokio>(q, c),
-            _ => run_async::<Tokio>(place, q, c),
+            "sync-tokio-4w" => run_mixed::<Tokio>(q, p, c),
+            _ => run_async::<Tokio>(place, q, p, c),
         }
     }
 }
@@ -177,11 +178,16 @@ fn main() {
         usage();
     }
     let (place, q) = (args[0].as_str(), queue(&args[1]));
-    let c: usize = args[2].parse().unwrap_or_else(|_| usage());
+    // `8` (one producer, 8 consumers) or `4p4c`.
+    let counts = |s: &str| s.parse().unwrap_or_else(|_| usage());
+    let (p, c): (usize, usize) = match args[2].strip_suffix('c').and_then(|s| s.split_once('p')) {
+        Some((p, c)) => (counts(p), counts(c)),
+        None => (1, counts(&args[2])),
+    };
     let runs: usize = args
         .get(4)
         .map_or(1, |s| s.parse().unwrap_or_else(|_| usage()));
-    let once: fn(&str, Queue, usize) -> Duration = match args[3].as_str() {
+    let once: fn(&str, Queue, usize, usize) -> Duration = match args[3].as_str() {
         "amphi" => AmphiSpmc::once,
         "amphi-mpmc" => AmphiMpmc::once,
         "crossbeam" => Crossbeam::once,
@@ -192,7 +198,7 @@ fn main() {
         _ => usage(),
     };
     for _ in 0..runs {
-        let t = once(place, q, c);
-        println!("{place}/{}/{c}c/{}: {t:?}", args[1], args[3]);
+        let t = once(place, q, p, c);
+        println!("{place}/{}/{}/{}: {t:?}", args[1], args[2], args[3]);
     }
 }
