@@ -396,15 +396,16 @@ impl<T> Chan<T> {
     /// A slot is granted to a waiting async sender (the caller has just
     /// counted the room). With cloneable senders the ring reserves it, so
     /// that the other senders' fast path leaves it free; past what the ring
-    /// can reserve, and for spmc, whose one producer is the one granted (a
-    /// reservation would only cost it two more atomic writes per grant),
-    /// the producer's sends are kept on the locked path, which counts the
-    /// grant.
+    /// can reserve, the senders' sends are kept on the locked path, which
+    /// counts the grant. For spmc the one producer is the one granted (or
+    /// its sink, holding the grant): until it uses or returns the grant
+    /// through the lock it has no other send in flight, so the fast path
+    /// needs no fence around the room.
     #[inline]
     fn grant(&self, st: &mut State<T>) {
         st.granted += 1;
         if let Some(ring) = &self.ring {
-            if self.flavor == Flavor::Spmc || !ring.reserve() {
+            if self.flavor == Flavor::Mpmc && !ring.reserve() {
                 ring.set_slow();
             }
         }
