@@ -18,7 +18,9 @@
 //!
 //! - [`SLOW`] on `tail`: the producer must take the core lock (a receiver
 //!   waits, every receiver is gone, or some of the capacity is outside the
-//!   ring: returned values, values held by tasks, grants). A receiver sets it
+//!   ring: returned values, values held by tasks, grants to one of several
+//!   producers; spmc's one producer uses its own grant through the lock
+//!   anyway). A receiver sets it
 //!   with `fetch_or` under the lock before it decides to wait; the producer's
 //!   claim is a compare-and-swap on the same word, so either the claim comes
 //!   first and the receiver sees the claimed position, or the claim fails
