@@ -47,10 +47,10 @@ const BLOCK_CAP: usize = LAP - 1;
 /// and a slot's neighbours belong to positions `LAP / 4` apart. With a
 /// word-sized value a slot takes 16 bytes and starts on a 16-byte boundary
 /// (the allocator's alignment), so a cache line holds four whole slots and
-/// the next `LAP / 4 - 1` positions lie on as many other lines. With the slots in position order, a consumer chasing the producer
-/// reads and marks `READ` on the line the producer writes next, and the line
-/// moves between their cores for every value (measured: BENCHMARKS.md,
-/// History). A rotation permutes `0..LAP` and fixes `LAP - 1`, so every
+/// the next `LAP / 4 - 1` positions lie on as many other lines. With the
+/// slots in position order, a consumer chasing the producer reads and marks
+/// `READ` on the line the producer writes next, and the line moves between
+/// their cores for every value (measured: BENCHMARKS.md, History). A rotation permutes `0..LAP` and fixes `LAP - 1`, so every
 /// index below [`BLOCK_CAP`] maps to a slot below it.
 #[inline(always)]
 fn slot_index(offset: usize) -> usize {
