@@ -78,20 +78,13 @@ fn cancel_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
 
 /// `profile_row cancel-recv|cancel-send PEER [N]`.
 fn run_cancel(args: &[String]) {
+    let name = args.get(1).unwrap_or_else(|| usage());
     let n = args
         .get(2)
         .map_or(100_000, |s| s.parse().unwrap_or_else(|_| usage()));
     let kind = args[0].as_str();
-    let t = match args.get(1).map(String::as_str) {
-        Some("amphi") => cancel_cycle::<AmphiSpmc>(kind, n),
-        Some("amphi-mpmc") => cancel_cycle::<AmphiMpmc>(kind, n),
-        Some("flume") => cancel_cycle::<Flume>(kind, n),
-        Some("kanal") => cancel_cycle::<Kanal>(kind, n),
-        Some("async-channel") => cancel_cycle::<AsyncChannel>(kind, n),
-        Some("tokio") => cancel_cycle::<Tokio>(kind, n),
-        _ => usage(),
-    };
-    println!("{kind}/{}: {n} in {t:?}", args[1]);
+    let t = (peer(name).cancel)(kind, n);
+    println!("{kind}/{name}: {n} in {t:?}");
 }
 
 fn queue(s: &str) -> Queue {
@@ -104,9 +97,11 @@ fn queue(s: &str) -> Queue {
     }
 }
 
-/// One run of the row for the peer `P`, which must speak every view the row needs.
+/// What `profile_row` can run for the peer `P`: one run of a grid row (the peer must speak every
+/// view the row needs), and the cancel cycle (async peers only).
 trait Row {
     fn once(place: &str, q: Queue, p: usize, c: usize) -> Duration;
+    fn cancel(kind: &str, n: usize) -> Duration;
 }
 
 fn run_threads<P: SyncPeer>(q: Queue, p: usize, c: usize) -> Duration {
@@ -145,6 +140,10 @@ macro_rules! full_row {
                     _ => run_async::<$peer>(place, q, p, c),
                 }
             }
+
+            fn cancel(kind: &str, n: usize) -> Duration {
+                cancel_cycle::<$peer>(kind, n)
+            }
         }
     )*};
 }
@@ -157,6 +156,10 @@ impl Row for Crossbeam {
             _ => usage(),
         }
     }
+
+    fn cancel(_: &str, _: usize) -> Duration {
+        usage()
+    }
 }
 
 impl Row for Tokio {
@@ -166,6 +169,35 @@ impl Row for Tokio {
             "sync-tokio-4w" => run_mixed::<Tokio>(q, p, c),
             _ => run_async::<Tokio>(place, q, p, c),
         }
+    }
+
+    fn cancel(kind: &str, n: usize) -> Duration {
+        cancel_cycle::<Tokio>(kind, n)
+    }
+}
+
+/// A peer's runs, by the name the command line gives it.
+struct Peer {
+    once: fn(&str, Queue, usize, usize) -> Duration,
+    cancel: fn(&str, usize) -> Duration,
+}
+
+fn peer(name: &str) -> Peer {
+    fn of<P: Row>() -> Peer {
+        Peer {
+            once: P::once,
+            cancel: P::cancel,
+        }
+    }
+    match name {
+        "amphi" => of::<AmphiSpmc>(),
+        "amphi-mpmc" => of::<AmphiMpmc>(),
+        "crossbeam" => of::<Crossbeam>(),
+        "flume" => of::<Flume>(),
+        "kanal" => of::<Kanal>(),
+        "async-channel" => of::<AsyncChannel>(),
+        "tokio" => of::<Tokio>(),
+        _ => usage(),
     }
 }
 
@@ -187,16 +219,7 @@ fn main() {
     let runs: usize = args
         .get(4)
         .map_or(1, |s| s.parse().unwrap_or_else(|_| usage()));
-    let once: fn(&str, Queue, usize, usize) -> Duration = match args[3].as_str() {
-        "amphi" => AmphiSpmc::once,
-        "amphi-mpmc" => AmphiMpmc::once,
-        "crossbeam" => Crossbeam::once,
-        "flume" => Flume::once,
-        "kanal" => Kanal::once,
-        "async-channel" => AsyncChannel::once,
-        "tokio" => Tokio::once,
-        _ => usage(),
-    };
+    let once = peer(&args[3]).once;
     for _ in 0..runs {
         let t = once(place, q, p, c);
         println!("{place}/{}/{}/{}: {t:?}", args[1], args[2], args[3]);
