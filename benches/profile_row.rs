@@ -11,7 +11,13 @@
 //! `tokio-4w`, `smol-4t` or `sync-tokio-4w`; `QUEUE` is `bounded64`, `bounded1`, `bounded0` or
 //! `unbounded`; `PEER` is `amphi`, `amphi-mpmc`, `crossbeam`, `flume`, `kanal`, `async-channel`
 //! or `tokio`. `AMPHI_BENCH_M_THREADS` [100000] or `AMPHI_BENCH_M_ASYNC` [16384]
-//! values per run; prints each run's time.
+//! values per run; prints each run's time, then (with more than one run) the fastest,
+//! the 10th percentile and the median.
+//!
+//! On the 2-core development VM a single-thread row's time is bimodal (runs settle in a fast
+//! or a slow mode for seconds at a time, ~20% apart) and does not follow instruction counts:
+//! compare two builds by the minimum and 10th percentile of several hundred runs, in
+//! alternating batches (`profile_row ... 400` for each build, twice), not by one median.
 
 #[allow(dead_code)]
 mod common;
@@ -220,8 +226,20 @@ fn main() {
         .get(4)
         .map_or(1, |s| s.parse().unwrap_or_else(|_| usage()));
     let once = peer(&args[3]).once;
-    for _ in 0..runs {
-        let t = once(place, q, p, c);
-        println!("{place}/{}/{}/{}: {t:?}", args[1], args[2], args[3]);
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = once(place, q, p, c);
+            println!("{place}/{}/{}/{}: {t:?}", args[1], args[2], args[3]);
+            t
+        })
+        .collect();
+    if runs > 1 {
+        times.sort();
+        println!(
+            "{runs} runs: min {:?}, p10 {:?}, median {:?}",
+            times[0],
+            times[runs / 10],
+            times[runs / 2]
+        );
     }
 }

@@ -1080,13 +1080,18 @@ impl<T> Chan<T> {
     }
 
     /// Pushes from the front of `values` (without the lock while the ring
-    /// takes them, then under one lock) until one does not fit; returns
-    /// that one, or an error (values kept) if every receiver is gone.
+    /// takes them, then, if a waiter needs the core, under one lock) until
+    /// one does not fit; returns that one, or an error (values kept) if
+    /// every receiver is gone.
     pub(crate) fn try_send_batch(&self, values: &mut VecDeque<T>) -> Result<Option<T>, ()> {
         // The ring's fast path first, as for a single send: no lock while it
-        // takes values. The first value it refuses (nobody to serve, no room,
-        // or a waiter needs the core) goes on under the lock with the rest.
-        if self.ring.is_some() {
+        // takes values. A value it refuses for want of room alone (`SLOW`
+        // clear: nobody waits, every receiver is there) goes back to the
+        // caller, which sends it as a single send does, spinning for room
+        // before it waits; a trip through the lock would only find the ring
+        // full. Otherwise (a waiter needs the core) it goes on under the lock
+        // with the rest.
+        if let Some(ring) = &self.ring {
             while let Some(v) = values.pop_front() {
                 if let Err(v) = self.fast_push(v) {
                     values.push_front(v);
@@ -1095,6 +1100,9 @@ impl<T> Chan<T> {
             }
             if values.is_empty() {
                 return Ok(None);
+            }
+            if !ring.is_slow() {
+                return Ok(values.pop_front());
             }
         }
         let mut d = Deferred::new();

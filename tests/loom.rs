@@ -509,6 +509,22 @@ fn batch_send_through_one_slot_keeps_order() {
     });
 }
 
+/// spmc bounded(2): a blocking batch send that finds the ring full with
+/// nobody waiting hands the refused value back to a single send (which spins
+/// for room, then waits) instead of looking under the lock; every value
+/// arrives once, in order, against a receiver on another thread.
+#[test]
+fn spmc_batch_send_past_a_full_ring_keeps_order() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(2);
+        let p = thread::spawn(move || tx.send_batch([1, 2, 3]).unwrap());
+        let got: Vec<u32> = (0..3).map(|_| rx.recv().unwrap()).collect();
+        p.join().unwrap();
+        assert_eq!(got, [1, 2, 3]);
+        assert_eq!(rx.recv(), Err(RecvError));
+    });
+}
+
 /// spmc bounded(1) full, the producer's async send pending; a receive frees
 /// the slot (granting it) while the send is dropped: the value is never
 /// enqueued and the capacity is exactly 1 again.
