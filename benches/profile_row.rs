@@ -32,11 +32,12 @@ use common::peers::{
     AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
     SyncPeer, Tokio,
 };
-use common::run::{async_once, env_num, mixed_once, threads_once, tokio_workers, Exec};
+use common::run::{async_once, env_num, mixed_once, threads_once, tokio_workers, Exec, Task};
 
 fn usage() -> ! {
     eprintln!("usage: profile_row WHERE QUEUE CONSUMERS PEER [RUNS]");
     eprintln!("       profile_row cancel-recv|cancel-send PEER [N]");
+    eprintln!("       profile_row round-trip-tokio-ct|round-trip-tokio-4w PEER [N]");
     std::process::exit(2)
 }
 
@@ -74,15 +75,48 @@ fn cancel_send<P: AsyncPeer>(n: usize) -> Duration {
     t
 }
 
+/// `n` ping-pongs between two tasks through two `bounded(1)` channels (the
+/// `round-trip-async` row), on tokio's current-thread runtime or 4 workers.
+fn round_trip<P: AsyncPeer>(exec: Exec, n: usize) -> Duration {
+    let q = Queue::Bounded(1);
+    let (mut ping_tx, mut ping_rx) = P::make(q, 1, 1).unwrap_or_else(|| usage());
+    let (mut pong_tx, mut pong_rx) = P::make(q, 1, 1).unwrap_or_else(|| usage());
+    let (mut a_tx, mut b_rx) = (ping_tx.pop().unwrap(), ping_rx.pop().unwrap());
+    let (mut b_tx, mut a_rx) = (pong_tx.pop().unwrap(), pong_rx.pop().unwrap());
+    let echo: Task = Box::pin(async move {
+        while let Some(v) = P::recv(&mut b_rx).await {
+            if !P::send(&mut b_tx, v).await {
+                break;
+            }
+        }
+        (0, 0)
+    });
+    let ping: Task = Box::pin(async move {
+        let mut sum = 0usize;
+        for i in 0..n {
+            assert!(P::send(&mut a_tx, i).await);
+            sum = sum.wrapping_add(P::recv(&mut a_rx).await.unwrap());
+        }
+        (n, sum)
+    });
+    let start = Instant::now();
+    let out = exec.run(vec![echo, ping]);
+    let t = start.elapsed();
+    assert_eq!(out[1].0, n, "every ping came back");
+    t
+}
+
 fn cancel_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
     match kind {
         "cancel-recv" => cancel_recv::<P>(n),
         "cancel-send" => cancel_send::<P>(n),
+        "round-trip-tokio-ct" => round_trip::<P>(Exec::tokio_current_thread(), n),
+        "round-trip-tokio-4w" => round_trip::<P>(Exec::tokio_workers(4), n),
         _ => usage(),
     }
 }
 
-/// `profile_row cancel-recv|cancel-send PEER [N]`.
+/// `profile_row cancel-recv|cancel-send|round-trip-tokio-ct|round-trip-tokio-4w PEER [N]`.
 fn run_cancel(args: &[String]) {
     let name = args.get(1).unwrap_or_else(|| usage());
     let n = args
@@ -209,7 +243,10 @@ fn peer(name: &str) -> Peer {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().is_some_and(|a| a.starts_with("cancel-")) {
+    if args
+        .first()
+        .is_some_and(|a| a.starts_with("cancel-") || a.starts_with("round-trip-"))
+    {
         return run_cancel(&args);
     }
     if args.len() < 4 {

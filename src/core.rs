@@ -18,7 +18,9 @@
 //!   ring's `SLOW` flag before it looks, so no value enters the ring unseen
 //!   while it registers). A value sent while receivers wait goes to the
 //!   oldest: a *thread* is given a value at once (with a ring, the oldest one
-//!   queued, the new value taking its place); a *task* is only woken and
+//!   queued, the new value taking its place), and so is a *task* on unbounded
+//!   and `bounded(1)` channels and those without a ring (`hands_tasks`; a
+//!   cancelled receive passes it on); elsewhere a task is only woken and
 //!   takes a value from the ring when it runs (so a cancelled receive leaves
 //!   nothing to return), or, on `bounded(0)`, from the waiting sender;
 //! - `queued + held + granted <= cap` for bounded channels with `cap > 0`,
@@ -26,8 +28,9 @@
 //!   granted to a waiting async sender is `granted` until that sender uses or
 //!   returns it (with cloneable senders also reserved in the ring, up to
 //!   seven grants, so that the other senders' fast path leaves it free);
-//!   `held` (a value handed to a task, only on channels without a ring)
-//!   counts until the task takes it;
+//!   `held` (a value handed to a task, on bounded channels that hand tasks
+//!   their values) counts until the task takes it, and keeps the ring's
+//!   `SLOW` flag set meanwhile, so that the producers count it;
 //! - `held` lives outside the lock, in one word with the "a sender waits"
 //!   bit, so that a task taking its value releases the slot with one atomic
 //!   subtraction, and takes the lock only if the bit is set. The bit is set
@@ -92,7 +95,12 @@ pub(crate) struct Chan<T> {
     /// taken (only where `holds`), and whether a sender waits.
     held: AtomicUsize,
     cap: Option<usize>,
-    /// Handed-off values count against the capacity (`cap > 0` bounded).
+    /// A waiting task is handed its value in its node, rather than woken to
+    /// take it from the ring: without a ring, and on rings where that keeps
+    /// the fast path (see `new`).
+    hands_tasks: bool,
+    /// Handed-off values count against the capacity (`cap > 0` bounded and
+    /// `hands_tasks`).
     holds: bool,
     /// Whether the queue holds a value: a hint, read without the lock by a
     /// blocking receiver that spins briefly before it registers (the lock
@@ -282,8 +290,15 @@ impl<T> Chan<T> {
             }),
             held: AtomicUsize::new(0),
             cap,
-            // With a ring, tasks are woken rather than handed values.
-            holds: matches!(cap, Some(c) if c > 0) && ring.is_none(),
+            // A task holding a value keeps the ring's `SLOW` flag set (the
+            // producer's locked path counts `held`) until a locked send
+            // sees it taken. On `bounded(1)` the channel is full then
+            // anyway, and unbounded rings count no room; on a roomier ring
+            // the producer would lose its fast path while the task has not
+            // yet run, so there tasks are woken to take their value from the
+            // ring instead.
+            hands_tasks: ring.is_none() || matches!(cap, None | Some(1)),
+            holds: matches!(cap, Some(c) if c > 0) && (ring.is_none() || cap == Some(1)),
             nonempty: Padded(AtomicBool::new(false)),
             full: Padded(AtomicBool::new(false)),
             flavor,
@@ -480,11 +495,13 @@ impl<T> Chan<T> {
     // ----- the notification path (all under the lock)
 
     /// Gives `value` to the receiver of a node just popped from
-    /// `recv_waiters`. Where the channel has a ring, a task is only woken,
-    /// with the value put where it takes it from when it runs (the front of
-    /// the queue if `front`, else the ring): its room stays counted where
-    /// it is, and a cancelled task leaves nothing to return. A thread gets a
-    /// value at once: the oldest in the channel, `value` taking its place.
+    /// `recv_waiters`. A thread gets a value at once, and so does a task
+    /// where the channel `hands_tasks` (counted in `held` if it `holds`);
+    /// with a ring, that is the oldest value in the channel, `value` taking
+    /// its place. Elsewhere a task is only woken, with the value put where
+    /// it takes it from when it runs (the front of the queue if `front`,
+    /// else the ring): its room stays counted where it is, and a cancelled
+    /// task leaves nothing to return.
     fn hand_off(
         &self,
         st: &mut State<T>,
@@ -495,15 +512,17 @@ impl<T> Chan<T> {
     ) {
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
         let n = unsafe { node.as_ref() };
-        if self.ring.is_some() && n.is_task() {
+        if !self.hands_tasks && n.is_task() {
             if front {
                 self.push_front(st, value);
             } else {
                 self.push_back(st, value);
             }
             Self::notify(node, d);
-        } else if self.ring.is_some() && !front && self.queued(st) != 0 {
-            // Older values wait for woken receivers: the thread takes the
+            return;
+        }
+        let value = if self.ring.is_some() && !front && self.queued(st) != 0 {
+            // Older values wait for woken receivers: the receiver takes the
             // oldest and `value` goes to the back, so that no receiver gets
             // a value older than one it already has. The count is unchanged,
             // so this needs no room.
@@ -513,14 +532,15 @@ impl<T> Chan<T> {
                     // The pop may have cleared the flag a waiting sender
                     // relies on; the room it left is taken again.
                     self.sync_send_waiting(st);
-                    // SAFETY: popped just now; published after the lock.
-                    unsafe { d.push(Notify::Thread(node, Some(oldest))) };
+                    oldest
                 }
                 // Taken by a running receiver meanwhile.
-                // SAFETY: as above.
-                None => unsafe { d.push(Notify::Thread(node, Some(value))) },
+                None => value,
             }
-        } else if n.is_task() {
+        } else {
+            value
+        };
+        if n.is_task() {
             if self.holds {
                 self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
                 // Now a task's release may free a slot a sender waits for.

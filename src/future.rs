@@ -31,13 +31,17 @@ use crate::receiver::AsyncReceiver;
 ///
 /// # Cancel safety
 ///
-/// Dropping it never loses a value. A waiting task is woken rather than
-/// handed a value (the value stays in the channel until a receiver takes
-/// it), so a dropped future holds nothing, and a wake-up it received but did
-/// not use passes to the next waiting receiver (thread or task). On a
-/// channel whose values do not move through its ring (`bounded(0)`, or a
-/// bounded channel too large for one), a value already handed to it goes to
-/// the next waiting receiver or back to the front of the queue. So it can be
+/// Dropping it never loses a value. On a bounded channel of capacity 2 or
+/// more a waiting task is woken rather than handed a value (the value stays
+/// in the channel until a receiver takes it), so a dropped future holds
+/// nothing, and a wake-up it received but did not use passes to the next
+/// waiting receiver (thread or task); so it is on `bounded(0)`, where the
+/// woken task takes a waiting sender's value itself. On unbounded and
+/// `bounded(1)` channels (and bounded channels too large for a ring) the
+/// value is handed to the waiting task (on a bounded channel it keeps its
+/// slot until taken); if the future is dropped before it takes it, that
+/// value goes to the next waiting receiver or back to the front of the
+/// queue, ahead of every other value. So it can be
 /// a branch of `tokio::select!` or `futures::select!`: if another branch
 /// wins, nothing is lost. It is a [`FusedFuture`], as `futures::select!`
 /// requires (pin it first):

@@ -720,6 +720,39 @@ fn held_release_races_a_registering_sender() {
     });
 }
 
+/// mpmc bounded(1): a pending task is handed the value of whichever of two
+/// producers' `try_send`s comes first (each racing the other's lock-free fast
+/// path); the value it holds keeps the one slot, so the other is refused,
+/// and once the task has taken it the slot is free again: one more value
+/// fits, and no second.
+#[test]
+fn held_value_keeps_the_slot_from_a_second_producer() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (tx, rx) = mpmc::bounded_async::<u32>(1);
+        let tx2 = tx.clone();
+        let (c, w) = counting_waker();
+        let mut f = Box::pin(rx.recv());
+        assert!(poll_once(&mut f, &w).is_pending());
+        let t1 = thread::spawn(move || (tx.try_send(1).is_ok(), tx));
+        let t2 = thread::spawn(move || tx2.try_send(2).is_ok());
+        let (ok1, tx) = t1.join().unwrap();
+        let ok2 = t2.join().unwrap();
+        assert!(ok1 != ok2, "exactly one value fits: {ok1} {ok2}");
+        s.mark(ok1);
+        assert_eq!(wakes(&c), 1);
+        assert!(tx.is_full(), "the held value keeps its slot");
+        let want = if ok1 { 1 } else { 2 };
+        assert_eq!(poll_once(&mut f, &w), Poll::Ready(Ok(want)));
+        assert!(rx.is_empty());
+        tx.try_send(3).unwrap();
+        assert!(tx.try_send(4).unwrap_err().is_full());
+        assert_eq!(rx.try_recv(), Ok(3));
+    });
+    seen.assert_both("the first / the second producer's value handed over");
+}
+
 /// bounded(0): a pending task is woken (not handed the value) by an async
 /// sender on another thread, and is cancelled; the wake-up passes to the
 /// next waiting task, which takes the value; nothing stays in the channel.

@@ -39,11 +39,14 @@ enum RecvFut {
     /// Pending, in the list of waiting receivers.
     Waiting,
     /// Woken: by the last sender's drop, (bounded(0)) by a waiting sender
-    /// whose value it is to take when polled, or (any other channel, whose
-    /// values stay in its ring) by a value it is to take from the queue when
-    /// polled, if no other receiver took it first. A value is never handed
-    /// to a task.
+    /// whose value it is to take when polled, or (bounded channels of
+    /// capacity above 1, whose values stay in their ring) by a value it is
+    /// to take from the queue when polled, if no other receiver took it
+    /// first.
     Woken,
+    /// Handed a value (unbounded and `bounded(1)` channels), woken; on
+    /// `bounded(1)` the value counts against the capacity until taken.
+    Holding(u32),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +72,8 @@ struct Model {
     recv_waiters: VecDeque<usize>,
     send_waiters: VecDeque<usize>,
     granted: usize,
+    /// Values handed to tasks and not yet taken (bounded channels only).
+    held: usize,
     rf: HashMap<usize, RecvFut>,
     sf: HashMap<usize, SendFut>,
     /// Wake-ups each live future should have received.
@@ -85,6 +90,7 @@ impl Model {
             recv_waiters: VecDeque::new(),
             send_waiters: VecDeque::new(),
             granted: 0,
+            held: 0,
             rf: HashMap::new(),
             sf: HashMap::new(),
             wakes: HashMap::new(),
@@ -94,7 +100,7 @@ impl Model {
     fn has_space(&self) -> bool {
         match self.cap {
             None => true,
-            Some(c) => self.queue.len() + self.granted < c,
+            Some(c) => self.queue.len() + self.held + self.granted < c,
         }
     }
 
@@ -102,9 +108,35 @@ impl Model {
         *self.wakes.entry(id).or_default() += 1;
     }
 
-    /// A value for waiting task `id` (never on bounded(0)): queued where
-    /// the task takes it from, and the task woken.
+    /// Whether a waiting task is handed its value (else it is woken to
+    /// take it from the queue).
+    fn hands_tasks(&self) -> bool {
+        matches!(self.cap, None | Some(1))
+    }
+
+    /// A value for waiting task `id` (never on bounded(0)): handed to it
+    /// (the oldest queued value, `v` taking its place), or queued where the
+    /// task takes it from; the task woken.
     fn hand_off(&mut self, id: usize, v: u32, front: bool) {
+        if self.hands_tasks() {
+            let v = match self.queue.pop_front() {
+                Some(oldest) if !front => {
+                    self.queue.push_back(v);
+                    oldest
+                }
+                Some(other) => {
+                    self.queue.push_front(other);
+                    v
+                }
+                None => v,
+            };
+            if self.cap.is_some() {
+                self.held += 1;
+            }
+            self.rf.insert(id, RecvFut::Holding(v));
+            self.wake(id);
+            return;
+        }
         if front {
             self.queue.push_front(v);
         } else {
@@ -226,6 +258,14 @@ impl Model {
     fn poll_recv(&mut self, id: usize) -> Option<Result<u32, ()>> {
         match self.rf[&id].clone() {
             RecvFut::Waiting => return None,
+            RecvFut::Holding(v) => {
+                if self.cap.is_some() {
+                    self.held -= 1;
+                }
+                self.refill();
+                self.finish_recv(id);
+                return Some(Ok(v));
+            }
             RecvFut::Woken | RecvFut::Fresh => {}
         }
         match self.try_pop() {
@@ -260,6 +300,13 @@ impl Model {
                 self.wake_recv();
             }
             RecvFut::Woken if self.cap != Some(0) && !self.queue.is_empty() => self.wake_recv(),
+            RecvFut::Holding(v) => {
+                if self.cap.is_some() {
+                    self.held -= 1;
+                }
+                self.deliver(v, true);
+                self.refill();
+            }
             RecvFut::Woken | RecvFut::Fresh => {}
         }
         self.finish_recv(id);
@@ -985,35 +1032,37 @@ proptest! {
     }
 }
 
-/// The model and the harness can fail: a scripted sequence whose expected
-/// outcome is written out by hand, on spmc and mpmc `bounded(1)`. A waiting
-/// task is woken rather than handed the value, which stays in the channel
-/// (counted by `len()`, taking room) until some receiver takes it; a woken
-/// task that finds it gone waits again, and a cancelled woken task passes
-/// its wake-up on while a value waits.
+/// The model and the harness can fail: scripted sequences whose expected
+/// outcome is written out by hand, on spmc and mpmc channels.
+///
+/// On `bounded(2)` a waiting task is woken rather than handed the value,
+/// which stays in the channel (counted by `len()`, taking room) until some
+/// receiver takes it; a woken task that finds it gone waits again, and a
+/// cancelled woken task passes its wake-up on while a value waits.
+///
+/// On `bounded(1)` a waiting task is handed the value: it is out of the
+/// channel (`len()` 0) but still takes the one slot until the task takes
+/// it, and a cancelled task passes it to the next waiting one.
 #[test]
 fn scripted_sequence_matches_hand_written_expectations() {
     for mpmc in [false, true] {
-        scripted_sequence(mpmc);
+        scripted_woken(mpmc);
+        scripted_handed(mpmc);
     }
 }
 
-fn scripted_sequence(mpmc: bool) {
-    let mut h = Harness::new(Some(1), mpmc, false, false);
+fn scripted_woken(mpmc: bool) {
+    let mut h = Harness::new(Some(2), mpmc, false, false);
     h.step(&Op::NewRecvFut(0));
     h.step(&Op::NewRecvFut(0));
     h.step(&Op::PollRecvFut(0));
     h.step(&Op::PollRecvFut(1));
     assert_eq!(h.m.recv_waiters.len(), 2);
-    // A send wakes f1; the value stays in the channel, which is now full.
+    // A send wakes f1; the value stays in the channel.
     h.step(&Op::TrySend(0));
     assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 1);
-    assert!(rx_do!(&h.rxs[0], r => r.is_full()));
     assert_eq!(h.rfuts[0].wakes.0.load(Ordering::SeqCst), 1);
     assert_eq!(h.m.recv_waiters.len(), 1);
-    // A second send finds no room, although f2 waits.
-    h.step(&Op::TrySend(0));
-    assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 1);
     // A plain receiver takes the value first; f1 finds nothing and waits
     // again, behind f2.
     h.step(&Op::TryRecv(0));
@@ -1031,6 +1080,35 @@ fn scripted_sequence(mpmc: bool) {
     h.step(&Op::PollRecvFut(0));
     assert!(h.rfuts.is_empty());
     assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 0);
+    h.finish();
+}
+
+fn scripted_handed(mpmc: bool) {
+    let mut h = Harness::new(Some(1), mpmc, false, false);
+    h.step(&Op::NewRecvFut(0));
+    h.step(&Op::NewRecvFut(0));
+    h.step(&Op::PollRecvFut(0));
+    h.step(&Op::PollRecvFut(1));
+    assert_eq!(h.m.recv_waiters.len(), 2);
+    // A send hands the value to f1: out of the channel, but its slot taken.
+    h.step(&Op::TrySend(0));
+    assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 0);
+    assert!(rx_do!(&h.rxs[0], r => r.is_full()));
+    assert_eq!(h.rfuts[0].wakes.0.load(Ordering::SeqCst), 1);
+    assert_eq!(h.m.recv_waiters.len(), 1);
+    // A second send finds no room, although f2 waits; a plain receiver
+    // finds nothing.
+    h.step(&Op::TrySend(0));
+    h.step(&Op::TryRecv(0));
+    assert!(rx_do!(&h.rxs[0], r => r.is_full()));
+    // Cancelling f1 passes its value to f2, which takes it.
+    h.step(&Op::DropRecvFut(0));
+    assert_eq!(h.rfuts.len(), 1);
+    assert_eq!(h.rfuts[0].wakes.0.load(Ordering::SeqCst), 1);
+    assert_eq!(h.m.recv_waiters.len(), 0);
+    h.step(&Op::PollRecvFut(0));
+    assert!(h.rfuts.is_empty());
+    assert!(!rx_do!(&h.rxs[0], r => r.is_full()));
     h.finish();
 }
 

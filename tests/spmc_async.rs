@@ -26,20 +26,21 @@ fn chan<T>(cap: Option<usize>) -> (AsyncSender<T>, AsyncReceiver<T>) {
     }
 }
 
-/// The capacities on which a value sent while a task waits is handed to that
-/// task at once. On `bounded(0)` a waiting task is only woken, and takes the
+/// The capacities the hand-off tests run on ([`stays_queued`] says which of
+/// them hand the value to a waiting task at once). On `bounded(0)` a waiting task is only woken, and takes the
 /// value from the waiting sender when it runs (see the rendezvous tests), so
 /// that a cancelled receive never leaves a value in the channel.
 const HANDOFF_CAPS: [Option<usize>; 3] = [Some(1), Some(8), None];
 
 /// Whether a value sent while a task waits stays in the channel (counted by
-/// `len()`, taking room) until a receiver takes it: an spmc channel other
-/// than `bounded(0)` keeps its values in a ring outside the lock and wakes
+/// `len()`, taking room) until a receiver takes it: a bounded channel of
+/// capacity above 1 keeps its values in a ring outside the lock and wakes
 /// the task instead of handing the value over, so any receiver that runs
-/// first may take it (the woken task then waits again). Elsewhere the value
-/// is handed to the task.
+/// first may take it (the woken task then waits again). On `bounded(1)` and
+/// unbounded channels the value is handed to the task (on `bounded(1)` it
+/// takes the one slot until the task takes it).
 fn stays_queued(cap: Option<usize>) -> bool {
-    cap != Some(0)
+    matches!(cap, Some(c) if c > 1)
 }
 
 fn counts(ws: &[(Arc<CountingWaker>, Waker)]) -> Vec<usize> {
