@@ -38,6 +38,7 @@ fn usage() -> ! {
     eprintln!("usage: profile_row WHERE QUEUE CONSUMERS PEER [RUNS]");
     eprintln!("       profile_row cancel-recv|cancel-send PEER [N]");
     eprintln!("       profile_row round-trip-tokio-ct|round-trip-tokio-4w PEER [N]");
+    eprintln!("       profile_row burst-sync|burst-async PEER [N]");
     std::process::exit(2)
 }
 
@@ -106,10 +107,54 @@ fn round_trip<P: AsyncPeer>(exec: Exec, n: usize) -> Duration {
     t
 }
 
+/// `n` bursts of 64 async sends, then 64 async receives, on one thread
+/// through a `bounded(64)` channel: the tokio current-thread `bounded(64)`
+/// row's ready paths without the runtime and without the waits.
+fn burst<P: AsyncPeer>(n: usize) -> Duration {
+    let (mut txs, mut rxs) = P::make(Queue::Bounded(64), 1, 1).unwrap_or_else(|| usage());
+    let (tx, rx) = (&mut txs[0], &mut rxs[0]);
+    let start = Instant::now();
+    let sum = futures::executor::block_on(async {
+        let mut sum = 0usize;
+        for _ in 0..n {
+            for i in 0..64 {
+                assert!(P::send(tx, black_box(i)).await);
+            }
+            for _ in 0..64 {
+                sum = sum.wrapping_add(P::recv(rx).await.unwrap());
+            }
+        }
+        sum
+    });
+    let t = start.elapsed();
+    assert_eq!(sum, n * 64 * 63 / 2, "every value once");
+    t
+}
+
+/// The same bursts with blocking handles (never blocking: there is room).
+fn burst_sync<P: SyncPeer>(n: usize) -> Duration {
+    let (mut txs, mut rxs) = P::make(Queue::Bounded(64), 1, 1).unwrap_or_else(|| usage());
+    let (tx, rx) = (&mut txs[0], &mut rxs[0]);
+    let start = Instant::now();
+    let mut sum = 0usize;
+    for _ in 0..n {
+        for i in 0..64 {
+            assert!(P::send(tx, black_box(i)));
+        }
+        for _ in 0..64 {
+            sum = sum.wrapping_add(P::recv(rx).unwrap());
+        }
+    }
+    let t = start.elapsed();
+    assert_eq!(sum, n * 64 * 63 / 2, "every value once");
+    t
+}
+
 fn cancel_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
     match kind {
         "cancel-recv" => cancel_recv::<P>(n),
         "cancel-send" => cancel_send::<P>(n),
+        "burst-async" => burst::<P>(n),
         "round-trip-tokio-ct" => round_trip::<P>(Exec::tokio_current_thread(), n),
         "round-trip-tokio-4w" => round_trip::<P>(Exec::tokio_workers(4), n),
         _ => usage(),
@@ -182,7 +227,10 @@ macro_rules! full_row {
             }
 
             fn cancel(kind: &str, n: usize) -> Duration {
-                cancel_cycle::<$peer>(kind, n)
+                match kind {
+                    "burst-sync" => burst_sync::<$peer>(n),
+                    _ => cancel_cycle::<$peer>(kind, n),
+                }
             }
         }
     )*};
@@ -197,8 +245,11 @@ impl Row for Crossbeam {
         }
     }
 
-    fn cancel(_: &str, _: usize) -> Duration {
-        usage()
+    fn cancel(kind: &str, n: usize) -> Duration {
+        match kind {
+            "burst-sync" => burst_sync::<Crossbeam>(n),
+            _ => usage(),
+        }
     }
 }
 
@@ -243,10 +294,9 @@ fn peer(name: &str) -> Peer {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args
-        .first()
-        .is_some_and(|a| a.starts_with("cancel-") || a.starts_with("round-trip-"))
-    {
+    if args.first().is_some_and(|a| {
+        a.starts_with("cancel-") || a.starts_with("round-trip-") || a.starts_with("burst-")
+    }) {
         return run_cancel(&args);
     }
     if args.len() < 4 {
