@@ -271,6 +271,7 @@ impl<T> Chan<T> {
             Some(_) => None,
             None => Some(Ring::unbounded()),
         };
+        let hands_tasks = ring.is_none() || matches!(cap, None | Some(1));
         let mut queue = VecDeque::new();
         if let (Some(cap), None) = (cap, &ring) {
             if queue.try_reserve_exact(cap).is_err() {
@@ -297,8 +298,8 @@ impl<T> Chan<T> {
             // the producer would lose its fast path while the task has not
             // yet run, so there tasks are woken to take their value from the
             // ring instead.
-            hands_tasks: ring.is_none() || matches!(cap, None | Some(1)),
-            holds: matches!(cap, Some(c) if c > 0) && (ring.is_none() || cap == Some(1)),
+            hands_tasks,
+            holds: hands_tasks && matches!(cap, Some(c) if c > 0),
             nonempty: Padded(AtomicBool::new(false)),
             full: Padded(AtomicBool::new(false)),
             flavor,

@@ -114,21 +114,28 @@ impl Model {
         matches!(self.cap, None | Some(1))
     }
 
+    /// A task took (or gave back) the value handed to it.
+    fn release_held(&mut self) {
+        if self.cap.is_some() {
+            self.held -= 1;
+        }
+    }
+
     /// A value for waiting task `id` (never on bounded(0)): handed to it
     /// (the oldest queued value, `v` taking its place), or queued where the
     /// task takes it from; the task woken.
     fn hand_off(&mut self, id: usize, v: u32, front: bool) {
         if self.hands_tasks() {
-            let v = match self.queue.pop_front() {
-                Some(oldest) if !front => {
-                    self.queue.push_back(v);
-                    oldest
+            let v = if front {
+                v
+            } else {
+                match self.queue.pop_front() {
+                    Some(oldest) => {
+                        self.queue.push_back(v);
+                        oldest
+                    }
+                    None => v,
                 }
-                Some(other) => {
-                    self.queue.push_front(other);
-                    v
-                }
-                None => v,
             };
             if self.cap.is_some() {
                 self.held += 1;
@@ -259,9 +266,7 @@ impl Model {
         match self.rf[&id].clone() {
             RecvFut::Waiting => return None,
             RecvFut::Holding(v) => {
-                if self.cap.is_some() {
-                    self.held -= 1;
-                }
+                self.release_held();
                 self.refill();
                 self.finish_recv(id);
                 return Some(Ok(v));
@@ -301,9 +306,7 @@ impl Model {
             }
             RecvFut::Woken if self.cap != Some(0) && !self.queue.is_empty() => self.wake_recv(),
             RecvFut::Holding(v) => {
-                if self.cap.is_some() {
-                    self.held -= 1;
-                }
+                self.release_held();
                 self.deliver(v, true);
                 self.refill();
             }
@@ -1051,13 +1054,20 @@ fn scripted_sequence_matches_hand_written_expectations() {
     }
 }
 
-fn scripted_woken(mpmc: bool) {
-    let mut h = Harness::new(Some(2), mpmc, false, false);
+/// A channel of capacity `cap` with two pending receive futures, f1 the
+/// older.
+fn two_waiting_futures(cap: usize, mpmc: bool) -> Harness {
+    let mut h = Harness::new(Some(cap), mpmc, false, false);
     h.step(&Op::NewRecvFut(0));
     h.step(&Op::NewRecvFut(0));
     h.step(&Op::PollRecvFut(0));
     h.step(&Op::PollRecvFut(1));
     assert_eq!(h.m.recv_waiters.len(), 2);
+    h
+}
+
+fn scripted_woken(mpmc: bool) {
+    let mut h = two_waiting_futures(2, mpmc);
     // A send wakes f1; the value stays in the channel.
     h.step(&Op::TrySend(0));
     assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 1);
@@ -1084,12 +1094,7 @@ fn scripted_woken(mpmc: bool) {
 }
 
 fn scripted_handed(mpmc: bool) {
-    let mut h = Harness::new(Some(1), mpmc, false, false);
-    h.step(&Op::NewRecvFut(0));
-    h.step(&Op::NewRecvFut(0));
-    h.step(&Op::PollRecvFut(0));
-    h.step(&Op::PollRecvFut(1));
-    assert_eq!(h.m.recv_waiters.len(), 2);
+    let mut h = two_waiting_futures(1, mpmc);
     // A send hands the value to f1: out of the channel, but its slot taken.
     h.step(&Op::TrySend(0));
     assert_eq!(rx_do!(&h.rxs[0], r => r.len()), 0);
