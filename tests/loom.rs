@@ -1164,6 +1164,50 @@ fn ring_cancelled_woken_task_passes_the_wake_up_to_thread() {
     seen.assert_both("f1 dropped before / after being woken");
 }
 
+/// One pending future, the only waiter, on the channels that hand a waiting
+/// task its value (`bounded(1)`, unbounded). A producer thread sends 1 (to
+/// the future, or into the ring if the future is gone) and then 2 (into the
+/// ring on unbounded, past the lock-free path if `SLOW` is clear; on
+/// `bounded(1)` it waits for room) while the future is dropped. A value the
+/// future was holding goes back ahead of everything in the ring: the main
+/// thread then receives 1 before 2, each once, and the capacity is whole
+/// again. Asserts loom explored the future dropped holding 1 and not.
+#[test]
+fn ring_cancelled_holder_returns_its_value_ahead_of_the_ring() {
+    for cap in [Some(1), None] {
+        let seen = Seen::default();
+        let s = seen.clone();
+        model(move || {
+            let (tx, rx) = match cap {
+                Some(c) => spmc::bounded_async::<u32>(c),
+                None => spmc::unbounded_async(),
+            };
+            let (c1, w1) = counting_waker();
+            let mut f1 = Box::pin(rx.recv());
+            assert!(poll_once(&mut f1, &w1).is_pending());
+            let p = thread::spawn(move || {
+                let mut tx = tx.into_sync();
+                tx.send(1).unwrap();
+                tx.send(2).unwrap();
+                tx
+            });
+            drop(f1);
+            let srx = rx.to_sync();
+            assert_eq!(srx.recv(), Ok(1));
+            assert_eq!(srx.recv(), Ok(2));
+            let mut tx = p.join().unwrap();
+            // A wake-up comes after the handoff's unlock: all are done now.
+            s.mark(wakes(&c1) > 0);
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            if cap.is_some() {
+                tx.try_send(3).unwrap();
+                assert!(tx.try_send(4).unwrap_err().is_full());
+            }
+        });
+        seen.assert_both("f1 dropped after / before the send reached it");
+    }
+}
+
 /// The producer `try_send`s `cap` values and drops, setting `TX_GONE` after
 /// its last publish, while a consumer thread makes `cap + 1` lock-free
 /// `try_recv`s. It may see `Disconnected` only once the channel is drained:
