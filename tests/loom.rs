@@ -219,6 +219,58 @@ fn cancelled_receiver_passes_value_to_next_task() {
     }
 }
 
+/// Two pending async receivers (owned streams, so that a spawned thread can
+/// drop them: loom explores races on spawned threads), both dropped (the
+/// older first) while a send races: whichever holds the value when it is
+/// dropped (the older, handed it by the send, or the younger, handed it by
+/// the older's cancellation or by the send) passes it on, and with no
+/// receiver left waiting it stays in the channel, once; on `bounded(1)` it
+/// fills the capacity exactly. Asserts loom explored the value reaching a
+/// receiver before its drop and not at all.
+#[test]
+fn two_cancelled_receivers_leave_the_value_in_the_channel() {
+    use futures_core::Stream;
+    for cap in [Some(1), None] {
+        let seen = Seen::default();
+        let s = seen.clone();
+        model(move || {
+            let (tx, rx) = match cap {
+                Some(c) => spmc::bounded_async::<u32>(c),
+                None => spmc::unbounded_async(),
+            };
+            let (c1, w1) = counting_waker();
+            let (c2, w2) = counting_waker();
+            let mut s1 = rx.clone().into_stream();
+            let mut s2 = rx.clone().into_stream();
+            let mut cx1 = Context::from_waker(&w1);
+            let mut cx2 = Context::from_waker(&w2);
+            assert!(Pin::new(&mut s1).poll_next(&mut cx1).is_pending());
+            assert!(Pin::new(&mut s2).poll_next(&mut cx2).is_pending());
+            let p = thread::spawn(move || {
+                let mut tx = tx.into_sync();
+                tx.send(1).unwrap();
+                tx
+            });
+            let d = thread::spawn(move || {
+                drop(s1);
+                drop(s2);
+            });
+            d.join().unwrap();
+            let mut tx = p.join().unwrap();
+            s.mark(wakes(&c1) + wakes(&c2) > 0);
+            assert_eq!(rx.len(), 1);
+            if cap.is_some() {
+                assert!(tx.try_send(2).unwrap_err().is_full());
+            }
+            assert_eq!(rx.try_recv(), Ok(1));
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            tx.try_send(3).unwrap();
+            assert_eq!(rx.try_recv(), Ok(3));
+        });
+        seen.assert_both("the value reached a receiver before its drop / never");
+    }
+}
+
 /// A pending async receiver is the oldest waiter, a blocked thread receiver
 /// the other; the async one is dropped while a send races: the thread gets
 /// the value (handed over, or from the front of the queue).
