@@ -952,10 +952,12 @@ impl<T> Chan<T> {
             Some(ring) => match value {
                 // Full: a running consumer frees a slot within microseconds
                 // (as in `recv`). Spin for it before paying for a registered
-                // wait and a wake-up per freed slot. Not on `bounded(1)`,
-                // where spinning senders only take the CPU from the consumer
-                // that would free the one slot (A/B in BENCHMARKS.md).
-                v if deadline.is_none() && self.cap.is_some_and(|c| c > 1) && !ring.is_slow() => {
+                // wait and the locked hand-over of every value after it.
+                // `bounded(1)` too: there the registered wait put each value
+                // through the lock twice, and that cost more than the spin
+                // takes from a consumer sharing the core (A/B in
+                // BENCHMARKS.md).
+                v if deadline.is_none() && self.cap.is_some() && !ring.is_slow() => {
                     sync::spin(|| ring.looks_free());
                     match self.ring_push(ring, v) {
                         Ok(()) => return Ok(()),
