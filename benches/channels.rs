@@ -34,7 +34,8 @@ use common::peers::{
     SyncPeer, Tokio, QUEUES,
 };
 use common::run::{
-    async_once, check, env_num, mixed_once, threads_once, tokio_workers, Exec, Tally, Task,
+    async_once, check, env_num, mixed_once, round_trip_once, threads_once, tokio_workers, Exec,
+    Tally, Task,
 };
 
 /// Suite settings, from the environment.
@@ -388,41 +389,15 @@ fn wake_blocked_sender<C: SyncPeer>(g: &mut BenchmarkGroup<WallTime>) {
 
 /// `ROUND_TRIPS` ping-pongs between two tasks on tokio with 4 workers.
 fn round_trip_async<C: AsyncPeer>(g: &mut BenchmarkGroup<WallTime>) {
-    let q = Queue::Bounded(1);
-    if C::make(q, 1, 1).is_none() {
+    if C::make(Queue::Bounded(1), 1, 1).is_none() {
         return;
     }
     g.bench_function(C::NAME, |b| {
         let exec = Exec::tokio_workers(4);
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let (mut ping_tx, mut ping_rx) = C::make(q, 1, 1).unwrap();
-                let (mut pong_tx, mut pong_rx) = C::make(q, 1, 1).unwrap();
-                let (mut a_tx, mut b_rx) = (ping_tx.pop().unwrap(), ping_rx.pop().unwrap());
-                let (mut b_tx, mut a_rx) = (pong_tx.pop().unwrap(), pong_rx.pop().unwrap());
-                let echo: Task = Box::pin(async move {
-                    while let Some(v) = C::recv(&mut b_rx).await {
-                        if !C::send(&mut b_tx, v).await {
-                            break;
-                        }
-                    }
-                    (0, 0)
-                });
-                let ping: Task = Box::pin(async move {
-                    let mut sum = 0usize;
-                    for i in 0..ROUND_TRIPS {
-                        assert!(C::send(&mut a_tx, i).await);
-                        sum = sum.wrapping_add(C::recv(&mut a_rx).await.unwrap());
-                    }
-                    (ROUND_TRIPS, sum)
-                });
-                let start = Instant::now();
-                let out = exec.run(vec![echo, ping]);
-                total += start.elapsed();
-                check(out, ROUND_TRIPS);
-            }
-            total
+            (0..iters)
+                .map(|_| round_trip_once::<C>(&exec, ROUND_TRIPS))
+                .sum()
         })
     });
 }

@@ -32,7 +32,9 @@ use common::peers::{
     AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
     SyncPeer, Tokio,
 };
-use common::run::{async_once, env_num, mixed_once, threads_once, tokio_workers, Exec, Task};
+use common::run::{
+    async_once, env_num, mixed_once, round_trip_once, threads_once, tokio_workers, Exec,
+};
 
 fn usage() -> ! {
     eprintln!("usage: profile_row WHERE QUEUE CONSUMERS PEER [RUNS]");
@@ -79,32 +81,7 @@ fn cancel_send<P: AsyncPeer>(n: usize) -> Duration {
 /// `n` ping-pongs between two tasks through two `bounded(1)` channels (the
 /// `round-trip-async` row), on tokio's current-thread runtime or 4 workers.
 fn round_trip<P: AsyncPeer>(exec: Exec, n: usize) -> Duration {
-    let q = Queue::Bounded(1);
-    let (mut ping_tx, mut ping_rx) = P::make(q, 1, 1).unwrap_or_else(|| usage());
-    let (mut pong_tx, mut pong_rx) = P::make(q, 1, 1).unwrap_or_else(|| usage());
-    let (mut a_tx, mut b_rx) = (ping_tx.pop().unwrap(), ping_rx.pop().unwrap());
-    let (mut b_tx, mut a_rx) = (pong_tx.pop().unwrap(), pong_rx.pop().unwrap());
-    let echo: Task = Box::pin(async move {
-        while let Some(v) = P::recv(&mut b_rx).await {
-            if !P::send(&mut b_tx, v).await {
-                break;
-            }
-        }
-        (0, 0)
-    });
-    let ping: Task = Box::pin(async move {
-        let mut sum = 0usize;
-        for i in 0..n {
-            assert!(P::send(&mut a_tx, i).await);
-            sum = sum.wrapping_add(P::recv(&mut a_rx).await.unwrap());
-        }
-        (n, sum)
-    });
-    let start = Instant::now();
-    let out = exec.run(vec![echo, ping]);
-    let t = start.elapsed();
-    assert_eq!(out[1].0, n, "every ping came back");
-    t
+    round_trip_once::<P>(&exec, n)
 }
 
 /// `n` bursts of 64 async sends, then 64 async receives, on one thread

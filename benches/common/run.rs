@@ -210,6 +210,38 @@ pub fn async_once<C: AsyncPeer>(exec: &Exec, q: Queue, p: usize, c: usize, m: us
     elapsed
 }
 
+/// One timed sample of `n` async round trips on `exec`: a ping task sends `0..n`, one at a
+/// time, through a `bounded(1)` channel to an echo task, which sends each value back through a
+/// second `bounded(1)` channel before the next goes out.
+pub fn round_trip_once<C: AsyncPeer>(exec: &Exec, n: usize) -> Duration {
+    let q = Queue::Bounded(1);
+    let (mut ping_tx, mut ping_rx) = C::make(q, 1, 1).expect("unsupported row");
+    let (mut pong_tx, mut pong_rx) = C::make(q, 1, 1).expect("unsupported row");
+    let (mut a_tx, mut b_rx) = (ping_tx.pop().unwrap(), ping_rx.pop().unwrap());
+    let (mut b_tx, mut a_rx) = (pong_tx.pop().unwrap(), pong_rx.pop().unwrap());
+    let echo: Task = Box::pin(async move {
+        while let Some(v) = C::recv(&mut b_rx).await {
+            if !C::send(&mut b_tx, v).await {
+                break;
+            }
+        }
+        (0, 0)
+    });
+    let ping: Task = Box::pin(async move {
+        let mut sum = 0usize;
+        for i in 0..n {
+            assert!(C::send(&mut a_tx, i).await, "echo gone");
+            sum = sum.wrapping_add(C::recv(&mut a_rx).await.expect("echo gone"));
+        }
+        (n, sum)
+    });
+    let start = Instant::now();
+    let tallies = exec.run(vec![echo, ping]);
+    let elapsed = start.elapsed();
+    check(tallies, n);
+    elapsed
+}
+
 /// One timed sample: producer threads (blocking sends) feeding async consumers on `rt`.
 pub fn mixed_once<C: MixedPeer>(
     rt: &tokio::runtime::Runtime,
