@@ -33,6 +33,14 @@ use loom::thread;
 
 use amphi::{mpmc, spmc, RecvError, Selector, TryRecvError, TrySendError};
 
+/// An async spmc channel: `bounded_async(c)` for `Some(c)`, else unbounded.
+fn spmc_async(cap: Option<usize>) -> (spmc::AsyncSender<u32>, spmc::AsyncReceiver<u32>) {
+    match cap {
+        Some(c) => spmc::bounded_async(c),
+        None => spmc::unbounded_async(),
+    }
+}
+
 /// Runs `f` under loom with a preemption bound (2 unless
 /// `LOOM_MAX_PREEMPTIONS` says otherwise).
 fn model<F>(f: F)
@@ -184,10 +192,7 @@ fn cancelled_receiver_passes_value_to_next_task() {
         let seen = Seen::default();
         let s = seen.clone();
         model(move || {
-            let (mut tx, rx) = match cap {
-                Some(c) => spmc::bounded_async::<u32>(c),
-                None => spmc::unbounded_async(),
-            };
+            let (mut tx, rx) = spmc_async(cap);
             let rx2 = rx.clone();
             let (c1, w1) = counting_waker();
             let (c2, w2) = counting_waker();
@@ -234,10 +239,7 @@ fn two_cancelled_receivers_leave_the_value_in_the_channel() {
         let seen = Seen::default();
         let s = seen.clone();
         model(move || {
-            let (tx, rx) = match cap {
-                Some(c) => spmc::bounded_async::<u32>(c),
-                None => spmc::unbounded_async(),
-            };
+            let (tx, rx) = spmc_async(cap);
             let (c1, w1) = counting_waker();
             let (c2, w2) = counting_waker();
             let mut s1 = rx.clone().into_stream();
@@ -1230,10 +1232,7 @@ fn ring_cancelled_holder_returns_its_value_ahead_of_the_ring() {
         let seen = Seen::default();
         let s = seen.clone();
         model(move || {
-            let (tx, rx) = match cap {
-                Some(c) => spmc::bounded_async::<u32>(c),
-                None => spmc::unbounded_async(),
-            };
+            let (tx, rx) = spmc_async(cap);
             let (c1, w1) = counting_waker();
             let mut f1 = Box::pin(rx.recv());
             assert!(poll_once(&mut f1, &w1).is_pending());
