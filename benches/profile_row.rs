@@ -127,7 +127,8 @@ fn burst_sync<P: SyncPeer>(n: usize) -> Duration {
     t
 }
 
-fn cancel_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
+/// The cycles (not grid rows) that need an async peer.
+fn async_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
     match kind {
         "cancel-recv" => cancel_recv::<P>(n),
         "cancel-send" => cancel_send::<P>(n),
@@ -138,14 +139,15 @@ fn cancel_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
     }
 }
 
-/// `profile_row cancel-recv|cancel-send|round-trip-tokio-ct|round-trip-tokio-4w PEER [N]`.
-fn run_cancel(args: &[String]) {
+/// `profile_row KIND PEER [N]` for a cycle: `cancel-recv`, `cancel-send`, `round-trip-tokio-ct`,
+/// `round-trip-tokio-4w`, `burst-sync` or `burst-async`.
+fn run_cycle(args: &[String]) {
     let name = args.get(1).unwrap_or_else(|| usage());
     let n = args
         .get(2)
         .map_or(100_000, |s| s.parse().unwrap_or_else(|_| usage()));
     let kind = args[0].as_str();
-    let t = (peer(name).cancel)(kind, n);
+    let t = (peer(name).cycle)(kind, n);
     println!("{kind}/{name}: {n} in {t:?}");
 }
 
@@ -160,10 +162,11 @@ fn queue(s: &str) -> Queue {
 }
 
 /// What `profile_row` can run for the peer `P`: one run of a grid row (the peer must speak every
-/// view the row needs), and the cancel cycle (async peers only).
+/// view the row needs), and `n` times one of the cycles named by `kind` (`burst-sync` for
+/// blocking peers, the others for async ones).
 trait Row {
     fn once(place: &str, q: Queue, p: usize, c: usize) -> Duration;
-    fn cancel(kind: &str, n: usize) -> Duration;
+    fn cycle(kind: &str, n: usize) -> Duration;
 }
 
 fn run_threads<P: SyncPeer>(q: Queue, p: usize, c: usize) -> Duration {
@@ -203,10 +206,10 @@ macro_rules! full_row {
                 }
             }
 
-            fn cancel(kind: &str, n: usize) -> Duration {
+            fn cycle(kind: &str, n: usize) -> Duration {
                 match kind {
                     "burst-sync" => burst_sync::<$peer>(n),
-                    _ => cancel_cycle::<$peer>(kind, n),
+                    _ => async_cycle::<$peer>(kind, n),
                 }
             }
         }
@@ -222,7 +225,7 @@ impl Row for Crossbeam {
         }
     }
 
-    fn cancel(kind: &str, n: usize) -> Duration {
+    fn cycle(kind: &str, n: usize) -> Duration {
         match kind {
             "burst-sync" => burst_sync::<Crossbeam>(n),
             _ => usage(),
@@ -239,22 +242,22 @@ impl Row for Tokio {
         }
     }
 
-    fn cancel(kind: &str, n: usize) -> Duration {
-        cancel_cycle::<Tokio>(kind, n)
+    fn cycle(kind: &str, n: usize) -> Duration {
+        async_cycle::<Tokio>(kind, n)
     }
 }
 
 /// A peer's runs, by the name the command line gives it.
 struct Peer {
     once: fn(&str, Queue, usize, usize) -> Duration,
-    cancel: fn(&str, usize) -> Duration,
+    cycle: fn(&str, usize) -> Duration,
 }
 
 fn peer(name: &str) -> Peer {
     fn of<P: Row>() -> Peer {
         Peer {
             once: P::once,
-            cancel: P::cancel,
+            cycle: P::cycle,
         }
     }
     match name {
@@ -274,7 +277,7 @@ fn main() {
     if args.first().is_some_and(|a| {
         a.starts_with("cancel-") || a.starts_with("round-trip-") || a.starts_with("burst-")
     }) {
-        return run_cancel(&args);
+        return run_cycle(&args);
     }
     if args.len() < 4 {
         usage();
