@@ -558,6 +558,55 @@ impl<T> Chan<T> {
         }
     }
 
+    /// The common case of [`try_push`](Self::try_push), without its
+    /// generality: on a ring channel that hands tasks their values, the
+    /// oldest waiting receiver is a task, the channel holds nothing (so the
+    /// task gets `value` itself) and has room for it, and no sender waits.
+    /// Then the task is handed `value` and notified, and its waker is
+    /// returned to wake once the lock is released; otherwise `Err` gives
+    /// `value` back for the general path.
+    #[inline(always)]
+    fn hand_to_task(&self, st: &mut State<T>, value: T) -> Result<Option<Waker>, T> {
+        let Some(ring) = &self.ring else {
+            return Err(value);
+        };
+        if !self.hands_tasks
+            || st.receivers == 0
+            || !st.send_waiters.is_empty()
+            || !st.recv_waiters.front().is_some_and(|n| n.is_task())
+        {
+            return Err(value);
+        }
+        // A receiver waits, so `SLOW` is set (`announce_receiver`; only a
+        // producer's locked path clears it, once nobody waits): other
+        // senders are already off the fast path and the room counted here
+        // stays.
+        debug_assert!(ring.is_slow());
+        let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
+        let queued = st.queue.len() + ring.len();
+        if queued != 0 || held + st.granted >= st.cap {
+            return Err(value);
+        }
+        let node = st.recv_waiters.pop_front().expect("front exists");
+        // SAFETY: just popped under the lock: valid and ours to notify (I4).
+        let n = unsafe { node.as_ref() };
+        // Counted before the task can see its value and release it.
+        if self.holds && self.held.fetch_add(ONE_HELD, Ordering::Relaxed) & SEND_WAITING != 0 {
+            // No sender waits: a sender that waited left the bit set.
+            self.sync_send_waiting(st);
+        }
+        // SAFETY: a task node, under the lock (I3).
+        let waker = unsafe {
+            n.put_value(Some(value));
+            n.notify_task(NOTIFIED)
+        };
+        // A held value keeps `SLOW` set (`settle_slow` would only check).
+        if !self.holds {
+            self.settle_slow(st);
+        }
+        Ok(waker)
+    }
+
     /// Notifies a popped node without handing it anything.
     fn notify(node: NonNull<Node<T>>, d: &mut Deferred<T>) {
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
@@ -925,6 +974,16 @@ impl<T> Chan<T> {
             self.settle_slow(&st);
             return r;
         }
+        let value = match self.hand_to_task(&mut st, value) {
+            Ok(waker) => {
+                drop(st);
+                if let Some(w) = waker {
+                    w.wake();
+                }
+                return Ok(());
+            }
+            Err(value) => value,
+        };
         let mut d = Deferred::new();
         let r = self.try_push(&mut st, value, &mut d);
         drop(st);
@@ -974,7 +1033,16 @@ impl<T> Chan<T> {
             self.settle_slow(&st);
             return Ok(());
         }
-        self.send_slow(st, value, deadline)
+        match self.hand_to_task(&mut st, value) {
+            Ok(waker) => {
+                drop(st);
+                if let Some(w) = waker {
+                    w.wake();
+                }
+                Ok(())
+            }
+            Err(value) => self.send_slow(st, value, deadline),
+        }
     }
 
     #[inline(never)]
@@ -1160,6 +1228,7 @@ impl<T> Chan<T> {
         // The ring's fast path first, unless the last async send had to
         // wait (the hint): everything else is out of line, so that this
         // path stays short.
+        let mut tried_ring = false;
         if let Some(ring) = &self.ring {
             let (_, value, registered) = w.as_mut().project();
             if !*registered && !self.full.0.load(Ordering::Relaxed) {
@@ -1168,17 +1237,22 @@ impl<T> Chan<T> {
                         Ok(()) => return Poll::Ready(Ok(())),
                         Err(v) => *value = Some(v),
                     }
+                    tried_ring = true;
                 }
             }
         }
-        self.poll_send_slow(w, cx)
+        // One call site, so that this stays small enough to inline.
+        self.poll_send_slow(w, cx, tried_ring)
     }
 
+    /// `tried_ring`: the ring's fast path has just failed, so the first
+    /// attempt here goes straight to the lock.
     #[inline(never)]
     fn poll_send_slow(
         &self,
         w: Pin<&mut SendWait<T>>,
         cx: &mut Context<'_>,
+        tried_ring: bool,
     ) -> Poll<Result<(), T>> {
         let (node, value, registered) = w.project();
         if *registered {
@@ -1225,7 +1299,12 @@ impl<T> Chan<T> {
         let v = if predicted {
             v
         } else {
-            match self.try_send(v) {
+            let r = if tried_ring {
+                self.try_send_locked(v)
+            } else {
+                self.try_send(v)
+            };
+            match r {
                 Ok(()) => return Poll::Ready(Ok(())),
                 Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(v)),
                 Err(TrySendError::Full(v)) => v,
@@ -1636,21 +1715,34 @@ impl<T> Chan<T> {
             }
         }
         let new = waker.clone();
-        let mut d = Deferred::new();
         let mut st = self.lock();
         self.announce_receiver();
+        // With no sender waiting, a take serves nobody: no deferred work.
+        if st.send_waiters.is_empty() {
+            let r = match self.pop_front(&mut st) {
+                Some(v) => Ok(v),
+                None if st.senders == 0 => Err(TryRecvError::Disconnected),
+                None => {
+                    // SAFETY: a task node, under the lock (I3); pinned in
+                    // the future, whose `Drop` unlinks it (I2).
+                    unsafe { Self::register_recv(&mut st, &node, new) };
+                    *registered = true;
+                    return Poll::Pending;
+                }
+            };
+            drop(st);
+            drop(new);
+            return Poll::Ready(r);
+        }
+        let mut d = Deferred::new();
         let (r, unused) = match self.try_pop(&mut st, &mut d) {
             Ok(v) => (Poll::Ready(Ok(v)), Some(new)),
             Err(TryRecvError::Disconnected) => {
                 (Poll::Ready(Err(TryRecvError::Disconnected)), Some(new))
             }
             Err(TryRecvError::Empty) => {
-                // SAFETY: a task node, under the lock (I3); pinned in the
-                // future, whose `Drop` unlinks it (I2).
-                unsafe {
-                    node.set_waker(new);
-                    st.recv_waiters.push_back(&node);
-                }
+                // SAFETY: as above.
+                unsafe { Self::register_recv(&mut st, &node, new) };
                 *registered = true;
                 (Poll::Pending, None)
             }
@@ -1663,6 +1755,21 @@ impl<T> Chan<T> {
                 d.run();
                 r
             }
+        }
+    }
+
+    /// Links a receiving task's node with its waker.
+    ///
+    /// # Safety
+    ///
+    /// Under the lock; `node` is a task node, not linked, pinned in its
+    /// future, whose `Drop` unlinks it (I2, I3).
+    #[inline(always)]
+    unsafe fn register_recv(st: &mut Guard<'_, T>, node: &Node<T>, waker: Waker) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            node.set_waker(waker);
+            st.recv_waiters.push_back(node);
         }
     }
 

@@ -514,6 +514,14 @@ impl<T> List<T> {
         }
     }
 
+    /// The oldest node, as it is: nothing is claimed or released.
+    #[inline]
+    pub(crate) fn front(&self) -> Option<&Node<T>> {
+        // SAFETY: `head` is linked, so valid (I2), and under the core lock
+        // (I1) nobody unlinks it while the list is borrowed.
+        self.head.map(|head| unsafe { &*head.as_ptr() })
+    }
+
     /// Like [`claim_front`](Self::claim_front), but claims nothing: for
     /// readiness checks.
     pub(crate) fn live_front(&mut self) -> Option<&Node<T>> {
