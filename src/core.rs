@@ -216,6 +216,25 @@ impl<T> RecvWait<T> {
         self.0.registered
     }
 
+    /// The value handed to this registered wait, if its notifier has
+    /// finished (then the wait is over); `None` leaves the wait as it was.
+    #[inline]
+    fn take_handed(self: Pin<&mut Self>) -> Option<T> {
+        let (node, registered) = self.project();
+        debug_assert!(*registered);
+        if node.state() != NOTIFIED {
+            return None;
+        }
+        // SAFETY: notified (Acquire): the notifier wrote the node under the
+        // lock and is done with it (I3). A wake-up without a value leaves
+        // the node untouched for `poll_recv_slow`.
+        let v = unsafe { node.take_value() }?;
+        // SAFETY: as above; the node is no longer linked.
+        unsafe { node.reset() };
+        *registered = false;
+        Some(v)
+    }
+
     /// The fields of a pinned wait.
     fn project(self: Pin<&mut Self>) -> (Slot<'_, T>, &mut bool) {
         // SAFETY: the node is never moved out of the pinned wait.
@@ -1641,11 +1660,12 @@ impl<T> Chan<T> {
     #[inline]
     pub(crate) fn poll_recv(
         &self,
-        w: Pin<&mut RecvWait<T>>,
+        mut w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
     ) -> Poll<Result<T, TryRecvError>> {
-        // The ring's fast path first; everything else is out of line, so
-        // that this path stays short.
+        // The ring's fast path first, or a value handed to the registered
+        // wait; everything else is out of line, so that this path stays
+        // short.
         if let Some(ring) = &self.ring {
             if !w.is_registered() {
                 match ring.pop(false) {
@@ -1656,6 +1676,18 @@ impl<T> Chan<T> {
                     // (common) send it to the lock: either way it most
                     // likely waits.
                     Pop::Empty(false) | Pop::Slow => return self.poll_recv_slow(w, waker, true),
+                }
+            }
+            // Ring channels that hand tasks their values; elsewhere a task
+            // is woken to take one. (On `bounded(0)`, without a ring, a task
+            // is handed a value only when a cancelled receive passes one on:
+            // the slow path takes that.)
+            if self.hands_tasks {
+                if let Some(v) = w.as_mut().take_handed() {
+                    if self.holds {
+                        self.release_held();
+                    }
+                    return Poll::Ready(Ok(v));
                 }
             }
         }
@@ -1776,15 +1808,23 @@ impl<T> Chan<T> {
     /// A task took a value that was `held` for it: the slot is free. One
     /// subtraction on the word that also says whether a sender waits; only
     /// then is the lock needed, to serve that sender.
+    #[inline]
     fn release_held(&self) {
         let before = self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
         if before & SEND_WAITING != 0 {
-            let mut d = Deferred::new();
-            let mut st = self.lock();
-            self.refill(&mut st, &mut d);
-            drop(st);
-            d.run();
+            self.serve_released();
         }
+    }
+
+    /// [`release_held`](Self::release_held) freed a slot a sender waits for.
+    #[cold]
+    #[inline(never)]
+    fn serve_released(&self) {
+        let mut d = Deferred::new();
+        let mut st = self.lock();
+        self.refill(&mut st, &mut d);
+        drop(st);
+        d.run();
     }
 
     /// A dropped async receive: an unused value handed to it goes to the next
