@@ -805,10 +805,8 @@ impl<T> Chan<T> {
     ///
     /// As for [`List::push_back`].
     unsafe fn wait_send(&self, st: &mut State<T>, node: &Node<T>, d: &mut Deferred<T>) {
-        debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
         // SAFETY: the caller's contract.
-        unsafe { st.send_waiters.push_back(node) };
-        self.sync_send_waiting(st);
+        unsafe { self.link_sender(st, node) };
         if st.cap == 0 {
             if let Some(r) = st.recv_waiters.pop_claimed() {
                 Self::notify(r, d);
@@ -816,6 +814,21 @@ impl<T> Chan<T> {
         } else if self.has_space(st) {
             self.serve_senders(st, d);
         }
+    }
+
+    /// Links a sender's node and sets the "a sender waits" flags, after
+    /// which a freed slot reaches it (`sync_send_waiting`); the caller then
+    /// serves room freed before the flags were set.
+    ///
+    /// # Safety
+    ///
+    /// As for [`List::push_back`].
+    #[inline(always)]
+    unsafe fn link_sender(&self, st: &mut State<T>, node: &Node<T>) {
+        debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
+        // SAFETY: the caller's contract.
+        unsafe { st.send_waiters.push_back(node) };
+        self.sync_send_waiting(st);
     }
 
     /// A receiver woken without a value (on `bounded(0)`, to take a waiting
@@ -1330,8 +1343,32 @@ impl<T> Chan<T> {
             }
         };
         let waker = cx.waker().clone();
-        let mut d = Deferred::new();
         let mut st = self.lock();
+        if self.surely_full(&mut st) {
+            // What `try_push` would find, without its deferred work: wait.
+            self.settle_slow(&st);
+            if !predicted {
+                self.full.0.store(true, Ordering::Relaxed);
+            }
+            // SAFETY: a task node, under the lock (I3); the node is pinned
+            // in the future, whose `Drop` unlinks it (I2). The value stays
+            // in the future until a slot is granted (`cap > 0`: a ring).
+            unsafe {
+                node.set_waker(waker);
+                self.link_sender(&mut st, &node);
+            }
+            *value = Some(v);
+            *registered = true;
+            // Room freed before the flags were set (as in `wait_send`).
+            if self.has_space(&st) {
+                let mut d = Deferred::new();
+                self.serve_senders(&mut st, &mut d);
+                drop(st);
+                d.run();
+            }
+            return Poll::Pending;
+        }
+        let mut d = Deferred::new();
         let (r, unused) = match self.try_push(&mut st, v, &mut d) {
             Ok(()) => {
                 if predicted {
@@ -1366,6 +1403,23 @@ impl<T> Chan<T> {
         d.run();
         drop(unused);
         r
+    }
+
+    /// Whether an async send on a ring channel would find no room and no
+    /// receiver to take its value (`try_push_inner`'s `Full`, decided the
+    /// same way), so that it waits; `false` means "look the general way".
+    #[inline(always)]
+    fn surely_full(&self, st: &mut State<T>) -> bool {
+        if self.ring.is_none() || st.receivers == 0 {
+            return false;
+        }
+        match st.recv_waiters.front() {
+            // Older waiting senders go first.
+            None => !st.send_waiters.is_empty() || !self.has_space(st),
+            // A waiting task takes a value from the ring, which needs room;
+            // a waiting thread would be handed it.
+            Some(n) => n.is_task() && !self.has_space(st),
+        }
     }
 
     /// Polls a registered async sender's wait. `Pending` while it waits (the
