@@ -216,21 +216,22 @@ impl<T> RecvWait<T> {
         self.0.registered
     }
 
-    /// The value handed to this registered wait, if its notifier has
-    /// finished (then the wait is over); `None` leaves the wait as it was.
+    /// Whether this registered wait is over: `None` while it waits;
+    /// otherwise the value handed to it, if any, and the wait is done (no
+    /// longer registered).
     #[inline]
-    fn take_handed(self: Pin<&mut Self>) -> Option<T> {
+    fn take_notified(self: Pin<&mut Self>) -> Option<Option<T>> {
         let (node, registered) = self.project();
         debug_assert!(*registered);
         if node.state() != NOTIFIED {
             return None;
         }
         // SAFETY: notified (Acquire): the notifier wrote the node under the
-        // lock and is done with it (I3). A wake-up without a value leaves
-        // the node untouched for `poll_recv_slow`.
-        let v = unsafe { node.take_value() }?;
-        // SAFETY: as above; the node is no longer linked.
-        unsafe { node.reset() };
+        // lock, unlinked it and is done with it (I3).
+        let v = unsafe {
+            node.reset();
+            node.take_value()
+        };
         *registered = false;
         Some(v)
     }
@@ -578,19 +579,19 @@ impl<T> Chan<T> {
     }
 
     /// The common case of [`try_push`](Self::try_push), without its
-    /// generality: on a ring channel that hands tasks their values, the
-    /// oldest waiting receiver is a task, the channel holds nothing (so the
-    /// task gets `value` itself) and has room for it, and no sender waits.
-    /// Then the task is handed `value` and notified, and its waker is
-    /// returned to wake once the lock is released; otherwise `Err` gives
-    /// `value` back for the general path.
+    /// generality: on a ring channel the oldest waiting receiver is a task,
+    /// the channel has room for `value`, and no sender waits. Where the
+    /// channel `hands_tasks` (and holds nothing, so the task gets `value`
+    /// itself) the task is handed `value`; elsewhere `value` goes to the
+    /// ring for the task to take when it runs. The task is notified and its
+    /// waker returned, to wake once the lock is released; otherwise `Err`
+    /// gives `value` back for the general path.
     #[inline(always)]
-    fn hand_to_task(&self, st: &mut State<T>, value: T) -> Result<Option<Waker>, T> {
+    fn send_to_task(&self, st: &mut State<T>, value: T) -> Result<Option<Waker>, T> {
         let Some(ring) = &self.ring else {
             return Err(value);
         };
-        if !self.hands_tasks
-            || st.receivers == 0
+        if st.receivers == 0
             || !st.send_waiters.is_empty()
             || !st.recv_waiters.front().is_some_and(|n| n.is_task())
         {
@@ -603,22 +604,25 @@ impl<T> Chan<T> {
         debug_assert!(ring.is_slow());
         let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
         let queued = st.queue.len() + ring.len();
-        if queued != 0 || held + st.granted >= st.cap {
+        if (self.hands_tasks && queued != 0) || queued + held + st.granted >= st.cap {
             return Err(value);
         }
         let node = st.recv_waiters.pop_front().expect("front exists");
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
         let n = unsafe { node.as_ref() };
-        // Counted before the task can see its value and release it.
-        if self.holds && self.held.fetch_add(ONE_HELD, Ordering::Relaxed) & SEND_WAITING != 0 {
-            // No sender waits: a sender that waited left the bit set.
-            self.sync_send_waiting(st);
+        if self.hands_tasks {
+            // Counted before the task can see its value and release it.
+            if self.holds && self.held.fetch_add(ONE_HELD, Ordering::Relaxed) & SEND_WAITING != 0 {
+                // No sender waits: a sender that waited left the bit set.
+                self.sync_send_waiting(st);
+            }
+            // SAFETY: a task node, under the lock (I3).
+            unsafe { n.put_value(Some(value)) };
+        } else {
+            self.push_back(st, value);
         }
         // SAFETY: a task node, under the lock (I3).
-        let waker = unsafe {
-            n.put_value(Some(value));
-            n.notify_task(NOTIFIED)
-        };
+        let waker = unsafe { n.notify_task(NOTIFIED) };
         // A held value keeps `SLOW` set (`settle_slow` would only check).
         if !self.holds {
             self.settle_slow(st);
@@ -1006,7 +1010,7 @@ impl<T> Chan<T> {
             self.settle_slow(&st);
             return r;
         }
-        let value = match self.hand_to_task(&mut st, value) {
+        let value = match self.send_to_task(&mut st, value) {
             Ok(waker) => {
                 drop(st);
                 if let Some(w) = waker {
@@ -1065,7 +1069,7 @@ impl<T> Chan<T> {
             self.settle_slow(&st);
             return Ok(());
         }
-        match self.hand_to_task(&mut st, value) {
+        match self.send_to_task(&mut st, value) {
             Ok(waker) => {
                 drop(st);
                 if let Some(w) = waker {
@@ -1717,32 +1721,33 @@ impl<T> Chan<T> {
         mut w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
     ) -> Poll<Result<T, TryRecvError>> {
-        // The ring's fast path first, or a value handed to the registered
-        // wait; everything else is out of line, so that this path stays
-        // short.
+        // The ring's fast path first (after a wake-up too), or a value
+        // handed to the registered wait; everything else is out of line,
+        // so that this path stays short.
         if let Some(ring) = &self.ring {
-            if !w.is_registered() {
-                match ring.pop(false) {
-                    Pop::Value(v, false) => return Poll::Ready(Ok(v)),
-                    Pop::Value(v, true) => return Poll::Ready(Ok(self.serve_sender_after(v))),
-                    Pop::Empty(true) => return Poll::Ready(Err(TryRecvError::Disconnected)),
-                    // Empty, or returned values (rare) or waiting receivers
-                    // (common) send it to the lock: either way it most
-                    // likely waits.
-                    Pop::Empty(false) | Pop::Slow => return self.poll_recv_slow(w, waker, true),
+            if w.is_registered() {
+                match w.as_mut().take_notified() {
+                    // Still waiting: the slow path refreshes the waker.
+                    None => return self.poll_recv_slow(w, waker, false),
+                    Some(Some(v)) => {
+                        if self.holds {
+                            self.release_held();
+                        }
+                        return Poll::Ready(Ok(v));
+                    }
+                    // Woken to take a value from the ring, or by
+                    // disconnection: look as an unregistered poll does.
+                    Some(None) => {}
                 }
             }
-            // Ring channels that hand tasks their values; elsewhere a task
-            // is woken to take one. (On `bounded(0)`, without a ring, a task
-            // is handed a value only when a cancelled receive passes one on:
-            // the slow path takes that.)
-            if self.hands_tasks {
-                if let Some(v) = w.as_mut().take_handed() {
-                    if self.holds {
-                        self.release_held();
-                    }
-                    return Poll::Ready(Ok(v));
-                }
+            match ring.pop(false) {
+                Pop::Value(v, false) => return Poll::Ready(Ok(v)),
+                Pop::Value(v, true) => return Poll::Ready(Ok(self.serve_sender_after(v))),
+                Pop::Empty(true) => return Poll::Ready(Err(TryRecvError::Disconnected)),
+                // Empty, or returned values (rare) or waiting receivers
+                // (common) send it to the lock: either way it most likely
+                // waits.
+                Pop::Empty(false) | Pop::Slow => return self.poll_recv_slow(w, waker, true),
             }
         }
         self.poll_recv_slow(w, waker, false)
