@@ -222,7 +222,14 @@ impl<T> RecvWait<T> {
     #[inline]
     fn take_notified(self: Pin<&mut Self>) -> Option<Option<T>> {
         let (node, registered) = self.project();
+        Self::finish(&node, registered)
+    }
+
+    /// [`take_notified`](Self::take_notified) on a projected wait.
+    #[inline]
+    fn finish(node: &Node<T>, registered: &mut bool) -> Option<Option<T>> {
         debug_assert!(*registered);
+        // A receive node is only ever waiting or notified.
         if node.state() != NOTIFIED {
             return None;
         }
@@ -342,8 +349,15 @@ impl<T> Chan<T> {
     #[inline]
     fn has_space(&self, st: &State<T>) -> bool {
         self.exclude_senders();
+        self.fits(st, self.queued(st))
+    }
+
+    /// Room for one more value beside `queued` values in the channel (held
+    /// and granted slots count too).
+    #[inline]
+    fn fits(&self, st: &State<T>, queued: usize) -> bool {
         let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
-        self.queued(st) + held + st.granted < st.cap
+        queued + held + st.granted < st.cap
     }
 
     /// Values in the channel (in the queue and the ring).
@@ -583,29 +597,28 @@ impl<T> Chan<T> {
     /// the channel has room for `value`, and no sender waits. Where the
     /// channel `hands_tasks` (and holds nothing, so the task gets `value`
     /// itself) the task is handed `value`; elsewhere `value` goes to the
-    /// ring for the task to take when it runs. The task is notified and its
-    /// waker returned, to wake once the lock is released; otherwise `Err`
-    /// gives `value` back for the general path.
+    /// ring for the task to take when it runs. The task is notified, the
+    /// lock released, then the task woken; otherwise `Err` gives the lock and
+    /// `value` back for the general path.
     #[inline(always)]
-    fn send_to_task(&self, st: &mut State<T>, value: T) -> Result<Option<Waker>, T> {
+    fn send_to_task<'a>(&'a self, mut st: Guard<'a, T>, value: T) -> Result<(), (Guard<'a, T>, T)> {
         let Some(ring) = &self.ring else {
-            return Err(value);
+            return Err((st, value));
         };
         if st.receivers == 0
             || !st.send_waiters.is_empty()
             || !st.recv_waiters.front().is_some_and(|n| n.is_task())
         {
-            return Err(value);
+            return Err((st, value));
         }
         // A receiver waits, so `SLOW` is set (`announce_receiver`; only a
         // producer's locked path clears it, once nobody waits): other
         // senders are already off the fast path and the room counted here
         // stays.
         debug_assert!(ring.is_slow());
-        let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
         let queued = st.queue.len() + ring.len();
-        if (self.hands_tasks && queued != 0) || queued + held + st.granted >= st.cap {
-            return Err(value);
+        if (self.hands_tasks && queued != 0) || !self.fits(&st, queued) {
+            return Err((st, value));
         }
         let node = st.recv_waiters.pop_front().expect("front exists");
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
@@ -614,20 +627,24 @@ impl<T> Chan<T> {
             // Counted before the task can see its value and release it.
             if self.holds && self.held.fetch_add(ONE_HELD, Ordering::Relaxed) & SEND_WAITING != 0 {
                 // No sender waits: a sender that waited left the bit set.
-                self.sync_send_waiting(st);
+                self.sync_send_waiting(&st);
             }
             // SAFETY: a task node, under the lock (I3).
             unsafe { n.put_value(Some(value)) };
         } else {
-            self.push_back(st, value);
+            self.push_back(&mut st, value);
         }
         // SAFETY: a task node, under the lock (I3).
         let waker = unsafe { n.notify_task(NOTIFIED) };
         // A held value keeps `SLOW` set (`settle_slow` would only check).
         if !self.holds {
-            self.settle_slow(st);
+            self.settle_slow(&st);
         }
-        Ok(waker)
+        drop(st);
+        if let Some(w) = waker {
+            w.wake();
+        }
+        Ok(())
     }
 
     /// Notifies a popped node without handing it anything.
@@ -773,6 +790,20 @@ impl<T> Chan<T> {
                 self.held.fetch_and(!SEND_WAITING, Ordering::AcqRel);
             }
         }
+    }
+
+    /// [`try_pop`](Self::try_pop) when no sender waits, so that the take
+    /// serves nobody and needs no deferred work; `None` if a sender waits.
+    #[inline(always)]
+    fn try_pop_alone(&self, st: &mut State<T>) -> Option<Result<T, TryRecvError>> {
+        if !st.send_waiters.is_empty() {
+            return None;
+        }
+        Some(match self.pop_front(st) {
+            Some(v) => Ok(v),
+            None if st.senders == 0 => Err(TryRecvError::Disconnected),
+            None => Err(TryRecvError::Empty),
+        })
     }
 
     /// Receives without waiting, past the fast path: from the queue, else
@@ -1010,15 +1041,9 @@ impl<T> Chan<T> {
             self.settle_slow(&st);
             return r;
         }
-        let value = match self.send_to_task(&mut st, value) {
-            Ok(waker) => {
-                drop(st);
-                if let Some(w) = waker {
-                    w.wake();
-                }
-                return Ok(());
-            }
-            Err(value) => value,
+        let (mut st, value) = match self.send_to_task(st, value) {
+            Ok(()) => return Ok(()),
+            Err(back) => back,
         };
         let mut d = Deferred::new();
         let r = self.try_push(&mut st, value, &mut d);
@@ -1069,15 +1094,9 @@ impl<T> Chan<T> {
             self.settle_slow(&st);
             return Ok(());
         }
-        match self.send_to_task(&mut st, value) {
-            Ok(waker) => {
-                drop(st);
-                if let Some(w) = waker {
-                    w.wake();
-                }
-                Ok(())
-            }
-            Err(value) => self.send_slow(st, value, deadline),
+        match self.send_to_task(st, value) {
+            Ok(()) => Ok(()),
+            Err((st, value)) => self.send_slow(st, value, deadline),
         }
     }
 
@@ -1573,16 +1592,8 @@ impl<T> Chan<T> {
     #[inline(never)]
     fn try_recv_locked(&self) -> Result<T, TryRecvError> {
         let mut st = self.lock();
-        if st.send_waiters.is_empty() {
-            if let Some(v) = self.pop_front(&mut st) {
-                return Ok(v);
-            }
-            if st.senders == 0 {
-                return Err(TryRecvError::Disconnected);
-            }
-            if st.cap != 0 {
-                return Err(TryRecvError::Empty);
-            }
+        if let Some(r) = self.try_pop_alone(&mut st) {
+            return r;
         }
         let mut d = Deferred::new();
         let r = self.try_pop(&mut st, &mut d);
@@ -1765,29 +1776,23 @@ impl<T> Chan<T> {
         let (node, registered) = w.project();
         let mut woken = false;
         while *registered {
-            if node.state() == WAITING {
-                if self.refresh_waker(&node, waker) {
-                    return Poll::Pending;
+            match RecvWait::finish(&node, registered) {
+                None => {
+                    if self.refresh_waker(&node, waker) {
+                        return Poll::Pending;
+                    }
                 }
-                continue;
-            }
-            *registered = false;
-            // SAFETY: notified (Acquire): the notifier wrote the node under
-            // the lock and is done with it (I3).
-            let v = unsafe {
-                node.reset();
-                node.take_value()
-            };
-            if let Some(v) = v {
-                if self.holds {
-                    self.release_held();
+                Some(Some(v)) => {
+                    if self.holds {
+                        self.release_held();
+                    }
+                    return Poll::Ready(Ok(v));
                 }
-                return Poll::Ready(Ok(v));
+                // Woken by disconnection, or (bounded(0)) to take a waiting
+                // sender's value: the attempt below does either, most likely
+                // without waiting again.
+                Some(None) => woken = true,
             }
-            // Woken by disconnection, or (bounded(0)) to take a waiting
-            // sender's value: the attempt below does either, most likely
-            // without waiting again.
-            woken = true;
         }
         // The waker is cloned outside the lock. When this poll will most
         // likely wait (the ring was just found empty, or without a ring the
@@ -1808,22 +1813,20 @@ impl<T> Chan<T> {
         let new = waker.clone();
         let mut st = self.lock();
         self.announce_receiver();
-        // With no sender waiting, a take serves nobody: no deferred work.
-        if st.send_waiters.is_empty() {
-            let r = match self.pop_front(&mut st) {
-                Some(v) => Ok(v),
-                None if st.senders == 0 => Err(TryRecvError::Disconnected),
-                None => {
-                    // SAFETY: a task node, under the lock (I3); pinned in
-                    // the future, whose `Drop` unlinks it (I2).
-                    unsafe { Self::register_recv(&mut st, &node, new) };
-                    *registered = true;
-                    return Poll::Pending;
-                }
-            };
-            drop(st);
-            drop(new);
-            return Poll::Ready(r);
+        match self.try_pop_alone(&mut st) {
+            Some(Err(TryRecvError::Empty)) => {
+                // SAFETY: a task node, under the lock (I3); pinned in the
+                // future, whose `Drop` unlinks it (I2).
+                unsafe { Self::register_recv(&mut st, &node, new) };
+                *registered = true;
+                return Poll::Pending;
+            }
+            Some(r) => {
+                drop(st);
+                drop(new);
+                return Poll::Ready(r);
+            }
+            None => {}
         }
         let mut d = Deferred::new();
         let (r, unused) = match self.try_pop(&mut st, &mut d) {
