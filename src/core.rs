@@ -1377,7 +1377,7 @@ impl<T> Chan<T> {
             // in the future, whose `Drop` unlinks it (I2). The value stays
             // in the future until a slot is granted (`cap > 0`: a ring).
             unsafe {
-                node.set_waker(waker);
+                node.install_waker(waker);
                 self.link_sender(&mut st, &node);
             }
             *value = Some(v);
@@ -1407,7 +1407,7 @@ impl<T> Chan<T> {
                 // SAFETY: a task node, under the lock (I3); the node is
                 // pinned in the future, whose `Drop` unlinks it (I2).
                 unsafe {
-                    node.set_waker(waker);
+                    node.install_waker(waker);
                     // A rendezvous value must be where a receiver can take
                     // it; otherwise it stays in the future until a slot is
                     // granted.
@@ -1739,7 +1739,7 @@ impl<T> Chan<T> {
             if w.is_registered() {
                 match w.as_mut().take_notified() {
                     // Still waiting: the slow path refreshes the waker.
-                    None => return self.poll_recv_slow(w, waker, false),
+                    None => return self.poll_recv_slow(w, waker),
                     Some(Some(v)) => {
                         if self.holds {
                             self.release_held();
@@ -1758,20 +1758,56 @@ impl<T> Chan<T> {
                 // Empty, or returned values (rare) or waiting receivers
                 // (common) send it to the lock: either way it most likely
                 // waits.
-                Pop::Empty(false) | Pop::Slow => return self.poll_recv_slow(w, waker, true),
+                Pop::Empty(false) | Pop::Slow => return self.wait_recv(w, waker),
             }
         }
-        self.poll_recv_slow(w, waker, false)
+        // Without a ring: nothing to take by the hint, and not woken.
+        if !w.is_registered() && !self.nonempty.0.load(Ordering::Relaxed) {
+            return self.wait_recv(w, waker);
+        }
+        self.poll_recv_slow(w, waker)
     }
 
-    /// `likely_waits`: the ring was just found empty or needing the lock,
-    /// so the waker is cloned first and the lock taken once.
+    /// An unregistered receive that found the ring empty (or needing the
+    /// lock): it most likely waits, so the waker is cloned first and the
+    /// lock taken once. When nothing is there to take and no sender waits,
+    /// it only registers; everything else is
+    /// [`recv_locked`](Self::recv_locked)'s.
+    #[inline(never)]
+    fn wait_recv(&self, w: Pin<&mut RecvWait<T>>, waker: &Waker) -> Poll<Result<T, TryRecvError>> {
+        let (node, registered) = w.project();
+        let new = waker.clone();
+        let mut st = self.lock();
+        self.announce_receiver();
+        if st.send_waiters.is_empty() && st.senders != 0 && self.surely_empty(&st) {
+            // SAFETY: a task node, under the lock (I3); pinned in the
+            // future, whose `Drop` unlinks it (I2).
+            unsafe { Self::register_recv(&mut st, &node, new) };
+            *registered = true;
+            return Poll::Pending;
+        }
+        self.recv_locked(st, &node, registered, new)
+    }
+
+    /// Under the lock, after [`announce_receiver`](Self::announce_receiver):
+    /// whether the channel holds no value, so that a receiver finding it so
+    /// may register. Only a locked send adds a value from then on.
+    #[inline(always)]
+    fn surely_empty(&self, st: &State<T>) -> bool {
+        st.queue.is_empty()
+            && match &self.ring {
+                Some(ring) => ring.is_empty_locked(),
+                None => true,
+            }
+    }
+
+    /// A receive past the ring's fast path (or without a ring): a
+    /// registered one's wake-up or waker refresh, then an attempt.
     #[inline(never)]
     fn poll_recv_slow(
         &self,
         w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
-        likely_waits: bool,
     ) -> Poll<Result<T, TryRecvError>> {
         let (node, registered) = w.project();
         let mut woken = false;
@@ -1795,13 +1831,10 @@ impl<T> Chan<T> {
             }
         }
         // The waker is cloned outside the lock. When this poll will most
-        // likely wait (the ring was just found empty, or without a ring the
-        // queue looks empty and nothing woke it), clone first and take the
-        // lock once. Otherwise try without a clone, and clone only if that
-        // fails.
-        if !likely_waits
-            && (woken || self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed))
-        {
+        // likely wait (without a ring, the queue looks empty and nothing
+        // woke it), clone first and take the lock once. Otherwise try
+        // without a clone, and clone only if that fails.
+        if woken || self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed) {
             match self.try_recv() {
                 Ok(v) => return Poll::Ready(Ok(v)),
                 Err(TryRecvError::Disconnected) => {
@@ -1811,13 +1844,28 @@ impl<T> Chan<T> {
             }
         }
         let new = waker.clone();
-        let mut st = self.lock();
+        let st = self.lock();
         self.announce_receiver();
+        self.recv_locked(st, &node, registered, new)
+    }
+
+    /// A receive's attempt under the lock, after
+    /// [`announce_receiver`](Self::announce_receiver), with its waker cloned
+    /// (`new`): takes a value (serving a waiting sender), reports
+    /// disconnection, or registers the node.
+    #[inline]
+    fn recv_locked(
+        &self,
+        mut st: Guard<'_, T>,
+        node: &Node<T>,
+        registered: &mut bool,
+        new: Waker,
+    ) -> Poll<Result<T, TryRecvError>> {
         match self.try_pop_alone(&mut st) {
             Some(Err(TryRecvError::Empty)) => {
                 // SAFETY: a task node, under the lock (I3); pinned in the
                 // future, whose `Drop` unlinks it (I2).
-                unsafe { Self::register_recv(&mut st, &node, new) };
+                unsafe { Self::register_recv(&mut st, node, new) };
                 *registered = true;
                 return Poll::Pending;
             }
@@ -1836,7 +1884,7 @@ impl<T> Chan<T> {
             }
             Err(TryRecvError::Empty) => {
                 // SAFETY: as above.
-                unsafe { Self::register_recv(&mut st, &node, new) };
+                unsafe { Self::register_recv(&mut st, node, new) };
                 *registered = true;
                 (Poll::Pending, None)
             }
@@ -1862,7 +1910,7 @@ impl<T> Chan<T> {
     unsafe fn register_recv(st: &mut Guard<'_, T>, node: &Node<T>, waker: Waker) {
         // SAFETY: the caller's contract.
         unsafe {
-            node.set_waker(waker);
+            node.install_waker(waker);
             st.recv_waiters.push_back(node);
         }
     }
@@ -2049,7 +2097,7 @@ impl<T> Chan<T> {
                 // the box is dropped (I2). It carries no value: a granted
                 // slot is what it waits for.
                 unsafe {
-                    node.set_waker(waker);
+                    node.install_waker(waker);
                     self.wait_send(&mut st, &node, &mut d);
                 }
                 *registered = true;

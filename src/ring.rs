@@ -180,6 +180,18 @@ impl<T> Ring<T> {
         }
     }
 
+    /// Under the lock with [`SLOW`] set: whether the ring holds no value,
+    /// claimed or ready. Then only a locked send adds one, so the answer
+    /// holds while the lock is held. `false` may still mean a take finds
+    /// nothing (another consumer's claim in between).
+    #[inline]
+    pub(crate) fn is_empty_locked(&self) -> bool {
+        match self {
+            Ring::Array(a) => a.is_empty_locked(),
+            Ring::Blocks(b) => b.is_empty_locked(),
+        }
+    }
+
     /// Whether a consumer would find something now (a hint for spinning).
     #[inline]
     pub(crate) fn looks_nonempty(&self) -> bool {

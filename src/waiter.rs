@@ -298,6 +298,24 @@ impl<T> Node<T> {
             .with_mut(|p| unsafe { (*p).replace(Waiter::Task(waker)) })
     }
 
+    /// Installs the waker of a task about to be linked. Such a node holds
+    /// none: a waker leaves the node with its link, taken by whoever
+    /// unlinks it (`notify_task`, a cancel's `take_waker`), so there is no
+    /// old one to drop under the lock.
+    ///
+    /// # Safety
+    ///
+    /// As for [`set_waker`](Self::set_waker).
+    #[inline(always)]
+    pub(crate) unsafe fn install_waker(&self, waker: Waker) {
+        // SAFETY: as for `set_waker`; the slot is empty, so writing over it
+        // drops nothing (and, were it not, would only leak a waker).
+        self.waiter.with_mut(|p| unsafe {
+            debug_assert!((*p).is_none(), "a node to link holds no waker");
+            std::ptr::write(p, Some(Waiter::Task(waker)));
+        })
+    }
+
     /// Whether the installed waker would wake the same task as `waker`.
     ///
     /// # Safety

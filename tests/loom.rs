@@ -1510,6 +1510,46 @@ fn blocks_blocked_receiver_registers_while_producer_links_a_block() {
     });
 }
 
+/// An async receive registers (its locked look finds the ring empty by
+/// comparing `head` and `tail`) while the producer thread sends into the
+/// block's last slot, linking the next block, and into that block. Values
+/// 1 and 2 are taken first, so `head` sits at the last slot: the look sees
+/// the claim or its own flag turns the send to the lock, which wakes it.
+/// Either the first poll takes 3, or the task is woken once and then takes
+/// it; 4 follows and every block is freed. Asserts loom explored both.
+#[test]
+fn blocks_async_receiver_registers_while_producer_links_a_block() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    blocks_model(3, move || {
+        let (mut tx, rx) = spmc::unbounded_async::<u32>();
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(rx.try_recv(), Ok(2));
+        let p = thread::spawn(move || {
+            tx.try_send(3).unwrap();
+            tx.try_send(4).unwrap();
+        });
+        let (c, w) = counting_waker();
+        let mut f = Box::pin(rx.recv());
+        let first = poll_once(&mut f, &w);
+        p.join().unwrap();
+        s.mark(first.is_ready());
+        match first {
+            Poll::Ready(v) => assert_eq!(v, Ok(3)),
+            Poll::Pending => {
+                assert_eq!(wakes(&c), 1, "the registered task was not woken once");
+                assert_eq!(poll_once(&mut f, &w), Poll::Ready(Ok(3)));
+            }
+        }
+        drop(f);
+        assert_eq!(rx.try_recv(), Ok(4));
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    });
+    seen.assert_both("the first poll took the value / registered");
+}
+
 /// A consumer thread `try_recv`s four times while the producer sends a
 /// value into the block's last slot (linking the next) and drops: it may
 /// see `Disconnected` only once everything is drained, and then for good;

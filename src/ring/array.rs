@@ -305,6 +305,15 @@ impl<T> Array<T> {
         }
     }
 
+    /// Under the lock with [`SLOW`] set: whether no position is claimed
+    /// and unread. Only the lock holder moves `tail` then, and `head` never
+    /// passes it.
+    #[inline]
+    pub(super) fn is_empty_locked(&self) -> bool {
+        let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
+        self.head.0.load(Ordering::Acquire) >> FLAG_BITS == tail
+    }
+
     /// Whether a consumer would find something now (a hint for spinning).
     #[inline]
     pub(super) fn looks_nonempty(&self) -> bool {

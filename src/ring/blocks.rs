@@ -621,6 +621,16 @@ impl<T> Blocks<T> {
         }
     }
 
+    /// Under the lock with [`SLOW`] set: whether no position is claimed
+    /// and unread. Only the lock holder moves `tail` then, and `head` never
+    /// passes it (the "next block" mark counts as the next block's first
+    /// position on either side).
+    #[inline]
+    pub(super) fn is_empty_locked(&self) -> bool {
+        let tail = self.tail.0.index.load(Ordering::Acquire) >> FLAG_BITS;
+        settled(self.head.0.index.load(Ordering::Acquire) >> FLAG_BITS) == settled(tail)
+    }
+
     /// The `head` and `tail` words, for their flags.
     pub(super) fn words(&self) -> (&AtomicUsize, &AtomicUsize) {
         (&self.head.0.index, &self.tail.0.index)
