@@ -769,6 +769,14 @@ impl<T> Chan<T> {
     /// `held` non-zero while senders wait. A channel whose senders wait
     /// while no task holds anything pays no atomic write for it.
     fn sync_send_waiting(&self, st: &State<T>) {
+        self.mark_send_waiting(!st.send_waiters.is_empty());
+    }
+
+    /// [`sync_send_waiting`](Self::sync_send_waiting) for `waiting`
+    /// senders: also called with `true` before a sender that will most
+    /// likely wait checks the room, so that one check suffices.
+    #[inline]
+    fn mark_send_waiting(&self, waiting: bool) {
         if let Some(ring) = &self.ring {
             // Set with a read-modify-write on `head`, before the caller
             // checks the room: a consumer's claim either comes first (the
@@ -776,13 +784,13 @@ impl<T> Chan<T> {
             // Never cleared here: the next claim clears it (and finds
             // nobody to serve), which costs less than a write on the line
             // consumers compete for at every cancelled or served wait.
-            if !st.send_waiters.is_empty() {
+            if waiting {
                 ring.set_head_flag(ring::SEND_WAITING, true);
             }
         }
         let word = self.held.load(Ordering::Relaxed);
         let have = word & SEND_WAITING != 0;
-        let want = !st.send_waiters.is_empty() && (have || word >= ONE_HELD);
+        let want = waiting && (have || word >= ONE_HELD);
         if want != have {
             if want {
                 self.held.fetch_or(SEND_WAITING, Ordering::AcqRel);
@@ -840,8 +848,12 @@ impl<T> Chan<T> {
     ///
     /// As for [`List::push_back`].
     unsafe fn wait_send(&self, st: &mut State<T>, node: &Node<T>, d: &mut Deferred<T>) {
+        debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
         // SAFETY: the caller's contract.
-        unsafe { self.link_sender(st, node) };
+        unsafe { st.send_waiters.push_back(node) };
+        // The "a sender waits" flags, after which a freed slot reaches the
+        // node; room freed before them is served below.
+        self.sync_send_waiting(st);
         if st.cap == 0 {
             if let Some(r) = st.recv_waiters.pop_claimed() {
                 Self::notify(r, d);
@@ -849,21 +861,6 @@ impl<T> Chan<T> {
         } else if self.has_space(st) {
             self.serve_senders(st, d);
         }
-    }
-
-    /// Links a sender's node and sets the "a sender waits" flags, after
-    /// which a freed slot reaches it (`sync_send_waiting`); the caller then
-    /// serves room freed before the flags were set.
-    ///
-    /// # Safety
-    ///
-    /// As for [`List::push_back`].
-    #[inline(always)]
-    unsafe fn link_sender(&self, st: &mut State<T>, node: &Node<T>) {
-        debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
-        // SAFETY: the caller's contract.
-        unsafe { st.send_waiters.push_back(node) };
-        self.sync_send_waiting(st);
     }
 
     /// A receiver woken without a value (on `bounded(0)`, to take a waiting
@@ -1367,6 +1364,16 @@ impl<T> Chan<T> {
         };
         let waker = cx.waker().clone();
         let mut st = self.lock();
+        if self.ring.is_some() {
+            // This send most likely waits (the hint, or the attempt above):
+            // the "a sender waits" flags go up before the room is counted,
+            // so that room freed after the count reaches the node linked
+            // below (the freeing consumer serves it under the lock), and
+            // the count needs no second look once linked, as `wait_send`
+            // takes. If it does not wait, a consumer finds the flag with
+            // nobody to serve, once.
+            self.mark_send_waiting(true);
+        }
         if self.surely_full(&mut st) {
             // What `try_push` would find, without its deferred work: wait.
             self.settle_slow(&st);
@@ -1378,17 +1385,11 @@ impl<T> Chan<T> {
             // in the future until a slot is granted (`cap > 0`: a ring).
             unsafe {
                 node.install_waker(waker);
-                self.link_sender(&mut st, &node);
+                debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
+                st.send_waiters.push_back(&node);
             }
             *value = Some(v);
             *registered = true;
-            // Room freed before the flags were set (as in `wait_send`).
-            if self.has_space(&st) {
-                let mut d = Deferred::new();
-                self.serve_senders(&mut st, &mut d);
-                drop(st);
-                d.run();
-            }
             return Poll::Pending;
         }
         let mut d = Deferred::new();

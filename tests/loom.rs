@@ -1362,40 +1362,50 @@ fn ring_pop_wakes_producer_blocked_on_full_ring() {
     });
 }
 
-/// The same with an async `send` polled by hand: if its first poll is
-/// `Pending` (registered, `SEND_WAITING` set), the consumer's claim must
-/// grant it the freed slot and wake it exactly once; the re-poll sends.
-/// The grant is used, not leaked: the capacity is exactly 1 afterwards.
-/// Asserts loom explored both outcomes of the first poll.
+/// The same with an async `send` polled by hand, on `bounded(1)` and
+/// `bounded(2)`: if its first poll is `Pending` (registered, `SEND_WAITING`
+/// set before it counted the room), the consumer's claim must grant it the
+/// freed slot and wake it exactly once; the re-poll sends. The grant is
+/// used, not leaked: the capacity is exact afterwards. Asserts loom
+/// explored both outcomes of the first poll.
 #[test]
 fn ring_pop_wakes_async_producer_blocked_on_full_ring() {
-    let seen = Seen::default();
-    let s = seen.clone();
-    model(move || {
-        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
-        tx.try_send(1).unwrap();
-        let rx2 = rx.clone();
-        let c = thread::spawn(move || rx2.try_recv());
-        let (cw, w) = counting_waker();
-        {
-            let mut f = Box::pin(tx.send(2));
-            let first = poll_once(&mut f, &w);
-            assert_eq!(c.join().unwrap(), Ok(1));
-            s.mark(first.is_ready());
-            match first {
-                Poll::Ready(r) => assert!(r.is_ok()),
-                Poll::Pending => {
-                    assert_eq!(wakes(&cw), 1, "the waiting producer was not woken once");
-                    assert!(matches!(poll_once(&mut f, &w), Poll::Ready(Ok(()))));
+    for cap in [1, 2] {
+        let seen = Seen::default();
+        let s = seen.clone();
+        model(move || {
+            let (mut tx, rx) = spmc::bounded_async::<u32>(cap);
+            let n = cap as u32;
+            for v in 1..=n {
+                tx.try_send(v).unwrap();
+            }
+            let rx2 = rx.clone();
+            let c = thread::spawn(move || rx2.try_recv());
+            let (cw, w) = counting_waker();
+            {
+                let mut f = Box::pin(tx.send(n + 1));
+                let first = poll_once(&mut f, &w);
+                assert_eq!(c.join().unwrap(), Ok(1));
+                s.mark(first.is_ready());
+                match first {
+                    Poll::Ready(r) => assert!(r.is_ok()),
+                    Poll::Pending => {
+                        assert_eq!(wakes(&cw), 1, "the waiting producer was not woken once");
+                        assert!(matches!(poll_once(&mut f, &w), Poll::Ready(Ok(()))));
+                    }
                 }
             }
-        }
-        assert_eq!(rx.try_recv(), Ok(2));
-        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
-        tx.try_send(3).unwrap();
-        assert!(matches!(tx.try_send(4), Err(TrySendError::Full(4))));
-    });
-    seen.assert_both("the first poll found room / registered");
+            for v in 2..=n + 1 {
+                assert_eq!(rx.try_recv(), Ok(v));
+            }
+            assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+            for v in 0..n {
+                tx.try_send(v).unwrap();
+            }
+            assert!(matches!(tx.try_send(9), Err(TrySendError::Full(9))));
+        });
+        seen.assert_both("the first poll found room / registered");
+    }
 }
 
 // ----- the unbounded blocks (`src/ring/blocks.rs`; 3 slots a block under loom)
