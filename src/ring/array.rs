@@ -230,6 +230,31 @@ impl<T> Array<T> {
     /// is waited for instead of reported missing.
     #[inline(always)]
     pub(super) fn pop(&self, settle: bool) -> Pop<T> {
+        // Inline only one attempt: a lost claim, a slot still being written
+        // and the loop are out of line, so that this path needs few
+        // registers.
+        let word = self.head.0.load(Ordering::Acquire);
+        if word & RETURNED != 0 && !settle {
+            return Pop::Slow;
+        }
+        let pos = word >> FLAG_BITS;
+        let slot = self.slot(pos);
+        let stamp = slot.stamp.load(Ordering::Acquire);
+        if stamp == pos + 1 {
+            if let Ok(value) = self.claim(word, pos, slot) {
+                return Pop::Value(value, word & SEND_WAITING != 0);
+            }
+        } else if !settle && self.unwritten(pos, stamp) {
+            // As in `pop_from`.
+            return Pop::Empty(word & TX_GONE != 0);
+        }
+        self.pop_from(settle)
+    }
+
+    /// [`pop`](Self::pop)'s loop: after a lost claim or another consumer's
+    /// move, and under the lock for a claimed slot not yet stamped.
+    #[inline(never)]
+    fn pop_from(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.load(Ordering::Acquire);
         let mut step = 0;
         let mut lost = 0;
@@ -241,24 +266,8 @@ impl<T> Array<T> {
             let slot = self.slot(pos);
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp == pos + 1 {
-                // The claim clears `SEND_WAITING`: this consumer serves the
-                // waiting producer.
-                let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE));
-                match self.head.0.compare_exchange_weak(
-                    word,
-                    next,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
-                        // SAFETY: the stamp said ready (Acquire: the write is
-                        // visible) and the claim makes this consumer the only
-                        // reader; the producer waits for the stamp below.
-                        let value = slot.value.with_mut(|c| unsafe { (*c).assume_init_read() });
-                        slot.stamp
-                            .store(pos.wrapping_add(self.one_lap) & POS_MASK, Ordering::Release);
-                        return Pop::Value(value, word & SEND_WAITING != 0);
-                    }
+                match self.claim(word, pos, slot) {
+                    Ok(value) => return Pop::Value(value, word & SEND_WAITING != 0),
                     Err(now) => {
                         lost = sync::lost_claim(word, now, lost);
                         word = now;
@@ -266,11 +275,9 @@ impl<T> Array<T> {
                     }
                 }
             }
-            let prev_lap = (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK;
-            if stamp == pos || stamp == prev_lap {
-                // Not written yet (the slot may still be being read from its
-                // last lap). `word` was read before the stamp, so with
-                // `TX_GONE` in it every value is visible: drained.
+            if self.unwritten(pos, stamp) {
+                // `word` was read before the stamp, so with `TX_GONE` in it
+                // every value is visible: drained.
                 if settle && self.tail.0.load(Ordering::Acquire) >> FLAG_BITS != pos {
                     // Claimed by the producer, not stamped yet.
                     sync::snooze(&mut step);
@@ -283,6 +290,32 @@ impl<T> Array<T> {
             lost = sync::contend(lost);
             word = self.head.0.load(Ordering::Acquire);
         }
+    }
+
+    /// Claims `pos` (`head` read as `word`, its slot stamped ready) and
+    /// reads its value; `Err` with the word found if another consumer's
+    /// claim, or a flag the core changed, came first. The claim clears
+    /// `SEND_WAITING`: the caller then serves the waiting producer.
+    #[inline(always)]
+    fn claim(&self, word: usize, pos: usize, slot: &Slot<T>) -> Result<T, usize> {
+        let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE));
+        self.head
+            .0
+            .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)?;
+        // SAFETY: the stamp said ready (Acquire: the write is visible) and
+        // the claim makes this consumer the only reader; the producer waits
+        // for the stamp below.
+        let value = slot.value.with_mut(|c| unsafe { (*c).assume_init_read() });
+        slot.stamp
+            .store(pos.wrapping_add(self.one_lap) & POS_MASK, Ordering::Release);
+        Ok(value)
+    }
+
+    /// Whether the slot at `pos`, stamped `stamp`, holds no value for it
+    /// yet (it may still be being read from its last lap).
+    #[inline(always)]
+    fn unwritten(&self, pos: usize, stamp: usize) -> bool {
+        stamp == pos || stamp == (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK
     }
 
     /// Under the lock with [`SLOW`] set: whether the value at `head` is
