@@ -1726,13 +1726,15 @@ impl<T> Chan<T> {
         }
     }
 
-    /// Polls an async receive.
+    /// Polls an async receive. It never reports "empty" (it waits), so its
+    /// error is the disconnection alone; a narrow result also comes back in
+    /// registers from the out-of-line paths.
     #[inline]
     pub(crate) fn poll_recv(
         &self,
         mut w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
-    ) -> Poll<Result<T, TryRecvError>> {
+    ) -> Poll<Result<T, RecvError>> {
         // The ring's fast path first (after a wake-up too), or a value
         // handed to the registered wait; everything else is out of line,
         // so that this path stays short.
@@ -1755,7 +1757,7 @@ impl<T> Chan<T> {
             match ring.pop(false) {
                 Pop::Value(v, false) => return Poll::Ready(Ok(v)),
                 Pop::Value(v, true) => return Poll::Ready(Ok(self.serve_sender_after(v))),
-                Pop::Empty(true) => return Poll::Ready(Err(TryRecvError::Disconnected)),
+                Pop::Empty(true) => return Poll::Ready(Err(RecvError)),
                 // Empty, or returned values (rare) or waiting receivers
                 // (common) send it to the lock: either way it most likely
                 // waits.
@@ -1775,7 +1777,7 @@ impl<T> Chan<T> {
     /// it only registers; everything else is
     /// [`recv_locked`](Self::recv_locked)'s.
     #[inline(never)]
-    fn wait_recv(&self, w: Pin<&mut RecvWait<T>>, waker: &Waker) -> Poll<Result<T, TryRecvError>> {
+    fn wait_recv(&self, w: Pin<&mut RecvWait<T>>, waker: &Waker) -> Poll<Result<T, RecvError>> {
         let (node, registered) = w.project();
         let new = waker.clone();
         let mut st = self.lock();
@@ -1809,7 +1811,7 @@ impl<T> Chan<T> {
         &self,
         w: Pin<&mut RecvWait<T>>,
         waker: &Waker,
-    ) -> Poll<Result<T, TryRecvError>> {
+    ) -> Poll<Result<T, RecvError>> {
         let (node, registered) = w.project();
         let mut woken = false;
         while *registered {
@@ -1838,9 +1840,7 @@ impl<T> Chan<T> {
         if woken || self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed) {
             match self.try_recv() {
                 Ok(v) => return Poll::Ready(Ok(v)),
-                Err(TryRecvError::Disconnected) => {
-                    return Poll::Ready(Err(TryRecvError::Disconnected))
-                }
+                Err(TryRecvError::Disconnected) => return Poll::Ready(Err(RecvError)),
                 Err(TryRecvError::Empty) => {}
             }
         }
@@ -1861,7 +1861,7 @@ impl<T> Chan<T> {
         node: &Node<T>,
         registered: &mut bool,
         new: Waker,
-    ) -> Poll<Result<T, TryRecvError>> {
+    ) -> Poll<Result<T, RecvError>> {
         match self.try_pop_alone(&mut st) {
             Some(Err(TryRecvError::Empty)) => {
                 // SAFETY: a task node, under the lock (I3); pinned in the
@@ -1873,16 +1873,14 @@ impl<T> Chan<T> {
             Some(r) => {
                 drop(st);
                 drop(new);
-                return Poll::Ready(r);
+                return Poll::Ready(r.map_err(|_| RecvError));
             }
             None => {}
         }
         let mut d = Deferred::new();
         let (r, unused) = match self.try_pop(&mut st, &mut d) {
             Ok(v) => (Poll::Ready(Ok(v)), Some(new)),
-            Err(TryRecvError::Disconnected) => {
-                (Poll::Ready(Err(TryRecvError::Disconnected)), Some(new))
-            }
+            Err(TryRecvError::Disconnected) => (Poll::Ready(Err(RecvError)), Some(new)),
             Err(TryRecvError::Empty) => {
                 // SAFETY: as above.
                 unsafe { Self::register_recv(&mut st, node, new) };

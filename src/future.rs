@@ -109,7 +109,7 @@ impl<T> Future for RecvFuture<'_, T> {
         if r.is_ready() {
             *done = true;
         }
-        r.map(|r| r.map_err(|_| RecvError))
+        r
     }
 }
 
