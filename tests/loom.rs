@@ -131,6 +131,27 @@ fn poll_once<F: Future + Unpin>(f: &mut F, waker: &Waker) -> Poll<F::Output> {
 
 // ----- (a) a send wakes a waiting receiver
 
+/// A receive's first poll raced a send of `want`, which is done by now:
+/// either that poll took the value, or it registered and the send woke it
+/// exactly once, and the next poll takes it.
+fn took_or_was_woken<F>(
+    first: Poll<Result<u32, RecvError>>,
+    f: &mut F,
+    c: &CountWaker,
+    w: &Waker,
+    want: u32,
+) where
+    F: Future<Output = Result<u32, RecvError>> + Unpin,
+{
+    match first {
+        Poll::Ready(v) => assert_eq!(v, Ok(want)),
+        Poll::Pending => {
+            assert_eq!(wakes(c), 1, "the registered task was not woken once");
+            assert_eq!(poll_once(f, w), Poll::Ready(Ok(want)));
+        }
+    }
+}
+
 /// A blocked thread receiver is woken by a send (bounded and unbounded).
 #[test]
 fn send_wakes_blocked_thread_receiver() {
@@ -1112,13 +1133,7 @@ fn ring_async_receiver_registers_while_producer_publishes() {
             let first = poll_once(&mut f, &w);
             let mut tx = p.join().unwrap();
             s.mark(first.is_ready());
-            match first {
-                Poll::Ready(v) => assert_eq!(v, Ok(1)),
-                Poll::Pending => {
-                    assert_eq!(wakes(&c), 1, "the registered task was not woken once");
-                    assert_eq!(poll_once(&mut f, &w), Poll::Ready(Ok(1)));
-                }
-            }
+            took_or_was_woken(first, &mut f, &c, &w, 1);
             drop(f);
             for v in 2..=n {
                 assert_eq!(rx.try_recv(), Ok(v));
@@ -1546,13 +1561,7 @@ fn blocks_async_receiver_registers_while_producer_links_a_block() {
         let first = poll_once(&mut f, &w);
         p.join().unwrap();
         s.mark(first.is_ready());
-        match first {
-            Poll::Ready(v) => assert_eq!(v, Ok(3)),
-            Poll::Pending => {
-                assert_eq!(wakes(&c), 1, "the registered task was not woken once");
-                assert_eq!(poll_once(&mut f, &w), Poll::Ready(Ok(3)));
-            }
-        }
+        took_or_was_woken(first, &mut f, &c, &w, 3);
         drop(f);
         assert_eq!(rx.try_recv(), Ok(4));
         assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
