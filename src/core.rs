@@ -1772,8 +1772,8 @@ impl<T> Chan<T> {
     }
 
     /// An unregistered receive that found the ring empty (or needing the
-    /// lock): it most likely waits, so the waker is cloned first and the
-    /// lock taken once. When nothing is there to take and no sender waits,
+    /// lock), or, without a ring, whose "non-empty" hint is clear: it most
+    /// likely waits, so the waker is cloned first and the lock taken once. When nothing is there to take and no sender waits,
     /// it only registers; everything else is
     /// [`recv_locked`](Self::recv_locked)'s.
     #[inline(never)]
