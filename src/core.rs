@@ -1773,8 +1773,10 @@ impl<T> Chan<T> {
 
     /// An unregistered receive that found the ring empty (or needing the
     /// lock), or, without a ring, whose "non-empty" hint is clear: it most
-    /// likely waits, so the waker is cloned first and the lock taken once. When nothing is there to take and no sender waits,
-    /// it only registers; everything else is
+    /// likely waits, so the waker is cloned first and the lock taken once.
+    /// When nothing is there to take and no sender waits, it only
+    /// registers (what `recv_locked`'s first branch would decide, without
+    /// its take attempt); everything else is
     /// [`recv_locked`](Self::recv_locked)'s.
     #[inline(never)]
     fn wait_recv(&self, w: Pin<&mut RecvWait<T>>, waker: &Waker) -> Poll<Result<T, RecvError>> {
