@@ -1577,8 +1577,9 @@ impl<T> Chan<T> {
         self.try_recv_locked()
     }
 
-    /// A pop from the ring that cleared `SEND_WAITING`: the producer waits
-    /// for the room it left; serve it, then hand `v` back.
+    /// A take that freed a slot a sender waits for (a pop from the ring
+    /// that cleared `SEND_WAITING`, or a held value's release): serve the
+    /// sender, then hand `v` back.
     #[cold]
     #[inline(never)]
     fn serve_sender_after(&self, v: T) -> T {
@@ -1744,9 +1745,7 @@ impl<T> Chan<T> {
                     // Still waiting: the slow path refreshes the waker.
                     None => return self.poll_recv_slow(w, waker),
                     Some(Some(v)) => {
-                        if self.holds {
-                            self.release_held();
-                        }
+                        let v = if self.holds { self.release_held(v) } else { v };
                         return Poll::Ready(Ok(v));
                     }
                     // Woken to take a value from the ring, or by
@@ -1824,9 +1823,7 @@ impl<T> Chan<T> {
                     }
                 }
                 Some(Some(v)) => {
-                    if self.holds {
-                        self.release_held();
-                    }
+                    let v = if self.holds { self.release_held(v) } else { v };
                     return Poll::Ready(Ok(v));
                 }
                 // Woken by disconnection, or (bounded(0)) to take a waiting
@@ -1916,26 +1913,17 @@ impl<T> Chan<T> {
         }
     }
 
-    /// A task took a value that was `held` for it: the slot is free. One
-    /// subtraction on the word that also says whether a sender waits; only
-    /// then is the lock needed, to serve that sender.
+    /// A task took `v`, a value that was `held` for it: the slot is free.
+    /// One subtraction on the word that also says whether a sender waits;
+    /// only then is the lock needed, to serve that sender (and if its
+    /// waker panics, `v` goes back to the channel, as after a ring pop).
     #[inline]
-    fn release_held(&self) {
+    fn release_held(&self, v: T) -> T {
         let before = self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
         if before & SEND_WAITING != 0 {
-            self.serve_released();
+            return self.serve_sender_after(v);
         }
-    }
-
-    /// [`release_held`](Self::release_held) freed a slot a sender waits for.
-    #[cold]
-    #[inline(never)]
-    fn serve_released(&self) {
-        let mut d = Deferred::new();
-        let mut st = self.lock();
-        self.refill(&mut st, &mut d);
-        drop(st);
-        d.run();
+        v
     }
 
     /// A dropped async receive: an unused value handed to it goes to the next

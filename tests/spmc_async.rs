@@ -817,6 +817,47 @@ fn panicking_sender_waker_on_recv_leaves_channel_working() {
     });
 }
 
+/// `bounded(1)` hands a value to a waiting task and counts it until the
+/// task takes it. The task's take frees the slot and grants it to a waiting
+/// sender whose waker panics: the panic reaches the receiving task, and the
+/// value it took is not lost: it goes back to the front of the channel,
+/// into the slot, whose grant is void.
+#[test]
+fn panicking_sender_waker_on_held_take_loses_nothing() {
+    watchdog(10, || {
+        let log = DropLog::new(2);
+        let (mut tx, rx) = spmc::bounded_async(1);
+        let (_cr, wr) = counting_waker();
+        let mut r = Box::pin(rx.recv());
+        assert!(poll_unpin(&mut r, &wr).is_pending());
+        // Handed to the waiting task, and counted: the channel is full.
+        tx.try_send(log.item(0)).unwrap();
+        assert!(rx.is_full());
+        let (p, wp) = panicking_waker();
+        let mut f = Box::pin(tx.send(log.item(1)));
+        assert!(poll_unpin(&mut f, &wp).is_pending());
+        let msg = expect_panic(|| poll_unpin(&mut r, &wr));
+        assert!(msg.contains("waker panics"), "{msg}");
+        assert_eq!(p.count(), 1);
+        assert_eq!(log.dropped(0), 0, "the taken value was lost");
+        assert_eq!(rx.len(), 1);
+        assert!(rx.is_full());
+        // The grant is void: the send waits again, and gets the slot once
+        // the value is taken.
+        let (c, good) = counting_waker();
+        assert!(poll_unpin(&mut f, &good).is_pending());
+        assert_eq!(rx.try_recv().map(|t| t.id), Ok(0));
+        assert_eq!(c.count(), 1);
+        assert!(ready(poll_unpin(&mut f, &good)).is_ok());
+        drop(f);
+        assert!(rx.is_full());
+        assert_eq!(rx.try_recv().map(|t| t.id), Ok(1));
+        drop(r);
+        drop((rx, tx));
+        log.assert_all_once();
+    });
+}
+
 #[test]
 fn waker_whose_drop_panics_on_cancel() {
     struct PanicOnDrop;
