@@ -1312,8 +1312,14 @@ impl<T> Chan<T> {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Some(mut st)) => {
                     let v = value.take().expect("a granted sender still has its value");
-                    let mut d = Deferred::new();
                     self.ungrant(&mut st);
+                    // Most often the slot goes to a waiting task: the lean
+                    // hand-off, which also finds nobody else to serve.
+                    let (mut st, v) = match self.send_to_task(st, v) {
+                        Ok(()) => return Poll::Ready(Ok(())),
+                        Err(back) => back,
+                    };
+                    let mut d = Deferred::new();
                     let r = if st.receivers == 0 {
                         Err(v)
                     } else {
