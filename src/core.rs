@@ -931,7 +931,14 @@ impl<T> Chan<T> {
             d.run();
             return v;
         }
-        match panic::catch_unwind(AssertUnwindSafe(|| d.run())) {
+        self.guard_take(v, || d.run())
+    }
+
+    /// Runs `after` (user code, after the lock) for a receive that took
+    /// `v`: if it panics, `v` goes back (see `put_back`) before the panic
+    /// goes on.
+    fn guard_take(&self, v: T, after: impl FnOnce()) -> T {
+        match panic::catch_unwind(AssertUnwindSafe(after)) {
             Ok(()) => v,
             Err(p) => {
                 self.put_back(v);
@@ -1877,31 +1884,42 @@ impl<T> Chan<T> {
             }
             Some(r) => {
                 drop(st);
-                drop(new);
-                return Poll::Ready(r.map_err(|_| RecvError));
+                // The waker cloned for a wait that did not happen is
+                // dropped now: user code, after which a taken value goes
+                // back if it panics.
+                return Poll::Ready(match r {
+                    Ok(v) => Ok(self.guard_take(v, || drop(new))),
+                    Err(_) => {
+                        drop(new);
+                        Err(RecvError)
+                    }
+                });
             }
             None => {}
         }
         let mut d = Deferred::new();
-        let (r, unused) = match self.try_pop(&mut st, &mut d) {
-            Ok(v) => (Poll::Ready(Ok(v)), Some(new)),
-            Err(TryRecvError::Disconnected) => (Poll::Ready(Err(RecvError)), Some(new)),
-            Err(TryRecvError::Empty) => {
-                // SAFETY: as above.
-                unsafe { Self::register_recv(&mut st, node, new) };
-                *registered = true;
-                (Poll::Pending, None)
-            }
-        };
-        drop(st);
-        drop(unused);
-        match r {
-            Poll::Ready(Ok(v)) => Poll::Ready(Ok(self.finish_take(v, d))),
-            r => {
-                d.run();
-                r
-            }
+        let r = self.try_pop(&mut st, &mut d);
+        if let Err(TryRecvError::Empty) = r {
+            // SAFETY: as above.
+            unsafe { Self::register_recv(&mut st, node, new) };
+            *registered = true;
+            drop(st);
+            d.run();
+            return Poll::Pending;
         }
+        drop(st);
+        Poll::Ready(match r {
+            // The deferred wake-ups, then the unused waker's drop, as above.
+            Ok(v) => Ok(self.guard_take(v, move || {
+                d.run();
+                drop(new);
+            })),
+            Err(_) => {
+                d.run();
+                drop(new);
+                Err(RecvError)
+            }
+        })
     }
 
     /// Links a receiving task's node with its waker.

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Wake, Waker};
 use std::thread;
@@ -853,6 +853,64 @@ fn panicking_sender_waker_on_held_take_loses_nothing() {
         assert!(rx.is_full());
         assert_eq!(rx.try_recv().map(|t| t.id), Ok(1));
         drop(r);
+        drop((rx, tx));
+        log.assert_all_once();
+    });
+}
+
+/// A waker whose every drop (of any clone) panics while `armed` is set.
+fn drop_panicking_waker(armed: &'static AtomicBool) -> Waker {
+    use std::task::{RawWaker, RawWakerVTable};
+    unsafe fn clone(p: *const ()) -> RawWaker {
+        RawWaker::new(p, &VTABLE)
+    }
+    unsafe fn wake(p: *const ()) {
+        unsafe { drop_it(p) }
+    }
+    unsafe fn wake_by_ref(_: *const ()) {}
+    unsafe fn drop_it(p: *const ()) {
+        // SAFETY: `p` is the `&'static AtomicBool` given below.
+        let armed = unsafe { &*(p as *const AtomicBool) };
+        if armed.load(Ordering::SeqCst) && !thread::panicking() {
+            panic!("waker drop panics on purpose");
+        }
+    }
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_it);
+    let raw = RawWaker::new(armed as *const AtomicBool as *const (), &VTABLE);
+    // SAFETY: the vtable's functions uphold `RawWaker`'s contract: the data
+    // is a `'static` reference, shared by every clone.
+    unsafe { Waker::from_raw(raw) }
+}
+
+/// A receive that clones its waker to wait and then finds a value after
+/// all (here one a cancelled receive returned to the front of the queue)
+/// drops the unused clone after the lock. If that drop panics, the value
+/// it took goes back to the front of the channel instead of being lost.
+#[test]
+fn panicking_waker_drop_after_a_take_loses_nothing() {
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    watchdog(10, || {
+        let log = DropLog::new(3);
+        let (mut tx, rx) = spmc::bounded_async(1);
+        let (_c, w) = counting_waker();
+        let mut r1 = Box::pin(rx.recv());
+        assert!(poll_unpin(&mut r1, &w).is_pending());
+        // Handed to r1, which is cancelled: the value returns to the queue.
+        tx.try_send(log.item(0)).unwrap();
+        drop(r1);
+        assert_eq!(rx.len(), 1);
+        let pw = drop_panicking_waker(&ARMED);
+        let mut r2 = Box::pin(rx.recv());
+        ARMED.store(true, Ordering::SeqCst);
+        let msg = expect_panic(|| poll_unpin(&mut r2, &pw));
+        ARMED.store(false, Ordering::SeqCst);
+        assert!(msg.contains("waker drop panics"), "{msg}");
+        assert_eq!(log.dropped(0), 0, "the taken value was lost");
+        assert_eq!(rx.len(), 1);
+        assert!(tx.try_send(log.item(1)).unwrap_err().is_full());
+        assert_eq!(rx.try_recv().map(|t| t.id), Ok(0));
+        tx.try_send(log.item(2)).unwrap();
+        drop(r2);
         drop((rx, tx));
         log.assert_all_once();
     });
