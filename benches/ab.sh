@@ -43,7 +43,7 @@ for r in $(seq 1 "$rounds"); do
           # [low unit mid unit high unit]: the middle estimate
           mid = f[k + 3]; unit = f[k + 4]
           s = (unit == "ns") ? 1e-6 : (unit == "µs" || unit == "us") ? 1e-3 : (unit == "s") ? 1e3 : 1
-          printf "%s %s %.6f\n", id, v, mid * s
+          printf "%s %s %.6g\n", id, v, mid * s
         }' >> "$raw"
   done
 done
