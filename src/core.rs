@@ -1769,8 +1769,11 @@ impl<T> Chan<T> {
 
     /// Polls an async receive. It never reports "empty" (it waits), so its
     /// error is the disconnection alone; a narrow result also comes back in
-    /// registers from the out-of-line paths.
-    #[inline]
+    /// registers from the out-of-line paths. Always inlined, as is
+    /// `RecvFuture::poll`: with `#[inline]` LLVM kept one or the other out
+    /// of line, a call frame with five saved registers around a ring pop
+    /// of ~40 instructions (BENCHMARKS.md, History).
+    #[inline(always)]
     pub(crate) fn poll_recv(
         &self,
         mut w: Pin<&mut RecvWait<T>>,

@@ -102,6 +102,8 @@ impl<'a, T> RecvFuture<'a, T> {
 impl<T> Future for RecvFuture<'_, T> {
     type Output = Result<T, RecvError>;
 
+    // Inlined into the caller's poll, with `poll_recv`: see there.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (chan, wait, done) = self.project();
         assert!(!*done, "RecvFuture polled after completion");
