@@ -143,6 +143,7 @@ mod imp {
         fn lock_slow(&self) {
             let mut spin = parking_lot_core::SpinWait::new();
             let mut state = self.state.load(Ordering::Relaxed);
+            let mut round = 0;
             loop {
                 if state & LOCKED == 0 {
                     match self.state.compare_exchange_weak(
@@ -154,6 +155,14 @@ mod imp {
                         Ok(_) => return,
                         Err(now) => state = now,
                     }
+                    continue;
+                }
+                if state & PARKED == 0 && round < LOCK_SPIN_ROUNDS {
+                    for _ in 0..(1u32 << round) {
+                        spin_loop();
+                    }
+                    round += 1;
+                    state = self.state.load(Ordering::Relaxed);
                     continue;
                 }
                 if state & PARKED == 0 && spin.spin() {
@@ -217,6 +226,15 @@ mod imp {
 
     /// How many rounds a blocked thread spins before it parks.
     pub(crate) const SPIN_ROUNDS: u32 = 6;
+    /// How many rounds (1, 2, 4 ... 128 pauses, ~2 us on the development
+    /// VM) a thread waiting for the core lock spins before
+    /// `parking_lot`'s own few spins, its yields and the park. Its spins
+    /// alone (14 pauses, ~0.1 us there) are shorter than a critical
+    /// section that another thread's wake-up lengthens, so waiting tasks'
+    /// workers and a sync producer yielded their time slices hundreds of
+    /// times per run (kanal's lock spins ~1 us before it sleeps):
+    /// BENCHMARKS.md History.
+    const LOCK_SPIN_ROUNDS: u32 = 8;
     /// How many times it yields its time slice after spinning.
     pub(crate) const YIELD_ROUNDS: u32 = 2;
     /// How many times a registered thread yields before it parks when the
