@@ -76,8 +76,9 @@ mod imp {
     /// itself, in case its wake-up was lost (see [`RawLock`]).
     const PARK_FOR: std::time::Duration = std::time::Duration::from_micros(100);
 
-    /// `parking_lot`'s mutex algorithm (try, spin a little, then park in
-    /// `parking_lot_core`'s queue for the lock's address), except that an
+    /// `parking_lot`'s mutex algorithm (try, spin, then park in
+    /// `parking_lot_core`'s queue for the lock's address), with a longer
+    /// spin first ([`LOCK_SPIN_ROUNDS`]), and except that an
     /// unlock that sees no parked thread is a plain store instead of a
     /// compare-and-swap: one locked instruction per lock trip instead of
     /// two, as in kanal's spin lock, but without its waiters that never
