@@ -1875,11 +1875,13 @@ impl<T> Chan<T> {
                 Some(None) => woken = true,
             }
         }
-        // The waker is cloned outside the lock. When this poll will most
-        // likely wait (without a ring, the queue looks empty and nothing
-        // woke it), clone first and take the lock once. Otherwise try
-        // without a clone, and clone only if that fails.
-        if woken || self.ring.is_some() || self.nonempty.0.load(Ordering::Relaxed) {
+        // The waker is cloned outside the lock. With a ring, try it first
+        // (lock-free), and clone only if that fails. Without one, every
+        // attempt takes the lock: a woken receive (where several compete
+        // for one rendezvous sender, often too late) clones first and
+        // takes the lock once, to take or to wait again; an unwoken one
+        // tries first only if the queue looks non-empty.
+        if self.ring.is_some() || (!woken && self.nonempty.0.load(Ordering::Relaxed)) {
             match self.try_recv() {
                 Ok(v) => return Poll::Ready(Ok(v)),
                 Err(TryRecvError::Disconnected) => return Poll::Ready(Err(RecvError)),
