@@ -35,7 +35,7 @@ use common::peers::{
 };
 use common::run::{
     async_once, check, env_num, mixed_once, round_trip_once, threads_once, tokio_workers, Exec,
-    Tally, Task,
+    Gate, Tally, Task,
 };
 
 /// Suite settings, from the environment.
@@ -522,13 +522,13 @@ fn batch_threads_once(q: Queue, c: usize, m: usize, send_batch: bool, recv_many:
         Queue::Bounded(n) => amphi::spmc::bounded(n),
         Queue::Unbounded => amphi::spmc::unbounded(),
     };
-    let barrier = Arc::new(Barrier::new(c + 2));
+    let gate = Gate::new(c + 2);
     let consumers: Vec<thread::JoinHandle<Tally>> = common::peers::fan(rx, c)
         .into_iter()
         .map(|rx| {
-            let barrier = Arc::clone(&barrier);
+            let gate = Arc::clone(&gate);
             thread::spawn(move || {
-                barrier.wait();
+                gate.wait();
                 let (mut n, mut s) = (0usize, 0usize);
                 if recv_many {
                     let mut buf = Vec::with_capacity(BATCH);
@@ -546,9 +546,9 @@ fn batch_threads_once(q: Queue, c: usize, m: usize, send_batch: bool, recv_many:
             })
         })
         .collect();
-    let b2 = Arc::clone(&barrier);
+    let g2 = Arc::clone(&gate);
     let producer = thread::spawn(move || {
-        b2.wait();
+        g2.wait();
         if send_batch {
             for lo in (0..m).step_by(BATCH) {
                 assert!(tx.send_batch(lo..(lo + BATCH).min(m)).is_ok());
@@ -559,11 +559,10 @@ fn batch_threads_once(q: Queue, c: usize, m: usize, send_batch: bool, recv_many:
             }
         }
     });
-    barrier.wait();
-    let start = Instant::now();
+    gate.wait();
     producer.join().unwrap();
     let tallies: Vec<Tally> = consumers.into_iter().map(|h| h.join().unwrap()).collect();
-    let elapsed = start.elapsed();
+    let elapsed = gate.elapsed();
     check(tallies, m);
     elapsed
 }

@@ -2,13 +2,15 @@
 //! until disconnection", on threads, on an async executor, or from producer threads to tasks.
 //!
 //! Channel and runtime construction stay outside the timed region. Consumer and producer threads
-//! are spawned before the clock starts and released together through a barrier; the timed region
-//! covers the sends, the receives, the disconnection and joining every consumer. Async tasks are
+//! are spawned before the clock starts and released together through a [`Gate`]; the timed region
+//! starts when the first of them is released and covers the sends, the receives, the
+//! disconnection and joining every consumer. Async tasks are
 //! spawned inside the timed region (a spawn costs about a microsecond, against milliseconds per
 //! sample). Every sample checks the total count and checksum.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -35,16 +37,52 @@ pub fn check(tallies: impl IntoIterator<Item = Tally>, m: usize) {
     assert_eq!(s, m.wrapping_mul(m.wrapping_sub(1)) / 2, "checksum");
 }
 
+/// Releases a sample's threads together and keeps the earliest time one of them was released:
+/// the sample's start. Taking the clock in the (idle) main thread after the barrier started it
+/// late whenever the workers, released first, kept both cores of a 2-core machine busy: samples
+/// of 100,000 values then read as a few microseconds. Every thread's channel work follows its
+/// own reading here, so the earliest reading is never after the first operation.
+pub struct Gate {
+    barrier: Barrier,
+    base: Instant,
+    first: AtomicU64,
+}
+
+impl Gate {
+    /// A gate for `n` threads (the main thread included, if it waits too).
+    pub fn new(n: usize) -> Arc<Gate> {
+        Arc::new(Gate {
+            barrier: Barrier::new(n),
+            base: Instant::now(),
+            first: AtomicU64::new(u64::MAX),
+        })
+    }
+
+    /// Waits until all `n` threads are here, then notes when this one went on.
+    pub fn wait(&self) {
+        self.barrier.wait();
+        let t = self.base.elapsed().as_nanos() as u64;
+        self.first.fetch_min(t, Ordering::Relaxed);
+    }
+
+    /// The time since the first thread went on. Call it once every thread has waited (after
+    /// joining them).
+    pub fn elapsed(&self) -> Duration {
+        let first = self.base + Duration::from_nanos(self.first.load(Ordering::Relaxed));
+        first.elapsed()
+    }
+}
+
 /// One timed sample on OS threads.
 pub fn threads_once<C: SyncPeer>(q: Queue, p: usize, c: usize, m: usize) -> Duration {
     let (txs, rxs) = C::make(q, p, c).expect("unsupported row");
-    let barrier = Arc::new(Barrier::new(p + c + 1));
+    let gate = Gate::new(p + c + 1);
     let consumers: Vec<JoinHandle<Tally>> = rxs
         .into_iter()
         .map(|mut rx| {
-            let barrier = Arc::clone(&barrier);
+            let gate = Arc::clone(&gate);
             thread::spawn(move || {
-                barrier.wait();
+                gate.wait();
                 let (mut n, mut s) = (0usize, 0usize);
                 while let Some(v) = C::recv(&mut rx) {
                     n += 1;
@@ -58,17 +96,16 @@ pub fn threads_once<C: SyncPeer>(q: Queue, p: usize, c: usize, m: usize) -> Dura
         .into_iter()
         .enumerate()
         .map(|(i, mut tx)| {
-            let barrier = Arc::clone(&barrier);
+            let gate = Arc::clone(&gate);
             thread::spawn(move || {
-                barrier.wait();
+                gate.wait();
                 for v in values(i, p, m) {
                     assert!(C::send(&mut tx, v), "receivers gone");
                 }
             })
         })
         .collect();
-    barrier.wait();
-    let start = Instant::now();
+    gate.wait();
     for h in producers {
         h.join().expect("producer panicked");
     }
@@ -76,7 +113,7 @@ pub fn threads_once<C: SyncPeer>(q: Queue, p: usize, c: usize, m: usize) -> Dura
         .into_iter()
         .map(|h| h.join().expect("consumer panicked"))
         .collect();
-    let elapsed = start.elapsed();
+    let elapsed = gate.elapsed();
     check(tallies, m);
     elapsed
 }
@@ -251,7 +288,7 @@ pub fn mixed_once<C: MixedPeer>(
     m: usize,
 ) -> Duration {
     let (txs, rxs) = C::make(q, p, c).expect("unsupported row");
-    let barrier = Arc::new(Barrier::new(p + 1));
+    let gate = Gate::new(p + 1);
     let consumers: Vec<tokio::task::JoinHandle<Tally>> = rxs
         .into_iter()
         .map(|mut rx| {
@@ -269,17 +306,16 @@ pub fn mixed_once<C: MixedPeer>(
         .into_iter()
         .enumerate()
         .map(|(i, mut tx)| {
-            let barrier = Arc::clone(&barrier);
+            let gate = Arc::clone(&gate);
             thread::spawn(move || {
-                barrier.wait();
+                gate.wait();
                 for v in values(i, p, m) {
                     assert!(C::send(&mut tx, v), "receivers gone");
                 }
             })
         })
         .collect();
-    barrier.wait();
-    let start = Instant::now();
+    gate.wait();
     for h in producers {
         h.join().expect("producer panicked");
     }
@@ -290,7 +326,7 @@ pub fn mixed_once<C: MixedPeer>(
         }
         out
     });
-    let elapsed = start.elapsed();
+    let elapsed = gate.elapsed();
     check(tallies, m);
     elapsed
 }
