@@ -91,8 +91,20 @@ mod imp {
     /// is the few nanoseconds between two instructions of the unlocker, and
     /// `parking_lot_core` re-checks the state under its queue's lock before
     /// sleeping, so a lost wake-up needs both to fall in it.
+    ///
+    /// Until a waiter has ever parked on the lock (`parked_once`), the
+    /// unlock does not read the lock byte at all: reading the byte its own
+    /// compare-and-swap wrote a few dozen instructions earlier costs ~2.5 ns
+    /// per lock trip on the development VM (a cancelled receive 21 -> 18
+    /// ns, a cancelled send 23 -> 21; BENCHMARKS.md History), where reading
+    /// another byte does not. The window above is then the one between the
+    /// unlocker's read of `parked_once` and its store, and it can open only
+    /// while the first waiter ever parks: from then on every unlock looks
+    /// at the lock byte as before.
     pub(crate) struct RawLock {
         state: AtomicU8,
+        /// Set, for good, before the first waiter ever sets `PARKED`.
+        parked_once: AtomicBool,
     }
 
     // SAFETY: `lock` returns only once this thread set `LOCKED` (with
@@ -103,6 +115,7 @@ mod imp {
         #[allow(clippy::declare_interior_mutable_const)]
         const INIT: RawLock = RawLock {
             state: AtomicU8::new(0),
+            parked_once: AtomicBool::new(false),
         };
         type GuardMarker = lock_api::GuardSend;
 
@@ -130,8 +143,10 @@ mod imp {
         #[inline]
         unsafe fn unlock(&self) {
             // Held, so the state is `LOCKED`, with `PARKED` if a waiter has
-            // gone to sleep (others only set that bit).
-            if self.state.load(Ordering::Relaxed) == LOCKED {
+            // gone to sleep (others only set that bit, after `parked_once`).
+            if !self.parked_once.load(Ordering::Relaxed)
+                || self.state.load(Ordering::Relaxed) == LOCKED
+            {
                 self.state.store(0, Ordering::Release);
             } else {
                 self.unlock_slow();
@@ -171,6 +186,9 @@ mod imp {
                     continue;
                 }
                 if state & PARKED == 0 {
+                    // Before `PARKED`, so that from now on unlocks look for
+                    // it (a hint: a late look costs at most `PARK_FOR`).
+                    self.parked_once.store(true, Ordering::Relaxed);
                     if let Err(now) = self.state.compare_exchange_weak(
                         state,
                         state | PARKED,
