@@ -1320,6 +1320,14 @@ impl<T> Chan<T> {
                 Poll::Ready(Some(mut st)) => {
                     let v = value.take().expect("a granted sender still has its value");
                     self.ungrant(&mut st);
+                    // This send waited, so the hint says "full". If room
+                    // stays after its value, the next send most likely
+                    // finds it: let that one try the ring first instead of
+                    // cloning its waker for a wait that will not come.
+                    // (`bounded(1)` is full again after this value.)
+                    if st.cap > 1 && self.fits(&st, self.queued(&st) + 1) {
+                        self.full.0.store(false, Ordering::Relaxed);
+                    }
                     // Most often the slot goes to a waiting task: the lean
                     // hand-off, which also finds nobody else to serve.
                     let (mut st, v) = match self.send_to_task(st, v) {
@@ -1357,10 +1365,13 @@ impl<T> Chan<T> {
         }
         let v = value.take().expect("SendFuture polled after completion");
         // The waker is cloned outside the lock. When the last async send
-        // found the channel full (the hint), this one most likely waits too:
-        // clone first and take the lock once. Otherwise try without a clone,
-        // and clone only if that fails.
-        let predicted = self.full.0.load(Ordering::Relaxed);
+        // found the channel full (the hint), or the ring's fast path has
+        // just found no free slot, this one most likely waits too: clone
+        // first and take the lock once. Otherwise try without a clone, and
+        // clone only if that fails.
+        let hinted = self.full.0.load(Ordering::Relaxed);
+        let predicted =
+            hinted || (tried_ring && self.ring.as_ref().is_some_and(|ring| !ring.looks_free()));
         let v = if predicted {
             v
         } else {
@@ -1390,7 +1401,7 @@ impl<T> Chan<T> {
         if self.surely_full(&mut st) {
             // What `try_push` would find, without its deferred work: wait.
             self.settle_slow(&st);
-            if !predicted {
+            if !hinted {
                 self.full.0.store(true, Ordering::Relaxed);
             }
             // SAFETY: a task node, under the lock (I3); the node is pinned
@@ -1408,14 +1419,14 @@ impl<T> Chan<T> {
         let mut d = Deferred::new();
         let (r, unused) = match self.try_push(&mut st, v, &mut d) {
             Ok(()) => {
-                if predicted {
+                if hinted {
                     self.full.0.store(false, Ordering::Relaxed);
                 }
                 (Poll::Ready(Ok(())), Some(waker))
             }
             Err(TrySendError::Disconnected(v)) => (Poll::Ready(Err(v)), Some(waker)),
             Err(TrySendError::Full(v)) => {
-                if !predicted {
+                if !hinted {
                     self.full.0.store(true, Ordering::Relaxed);
                 }
                 // SAFETY: a task node, under the lock (I3); the node is

@@ -146,6 +146,7 @@ impl<T> Ring<T> {
     /// accounting says there is room. With several producers, [`SLOW`] is
     /// set first (`Chan::exclude_senders`), so that none of them claims a
     /// position meanwhile.
+    #[inline]
     pub(crate) fn push_locked(&self, value: T) {
         match self {
             Ring::Array(a) => a.push_locked(value),

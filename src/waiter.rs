@@ -350,6 +350,7 @@ impl<T> Node<T> {
     ///
     /// The caller holds the core lock, the node is a task node, and the
     /// caller has just popped it from its list.
+    #[inline]
     pub(crate) unsafe fn notify_task(&self, state: u8) -> Option<Waker> {
         // SAFETY: the caller's contract is `take_waker`'s.
         let waker = unsafe { self.take_waker() };

@@ -200,6 +200,7 @@ impl<T> Array<T> {
     /// slot's last lap (it holds no lock, so this is short). With several
     /// producers, [`SLOW`] is set first (`Chan::exclude_senders`), so that
     /// none of them writes `tail` meanwhile.
+    #[inline]
     pub(super) fn push_locked(&self, value: T) {
         // Under the lock nobody else writes `tail`: receivers set flags only
         // under the lock, and the producer is here or blocked (spmc), or
