@@ -115,25 +115,27 @@ impl<T> Array<T> {
         if slot.stamp.load(Ordering::Acquire) != pos {
             return Err(value);
         }
-        // SAFETY: the stamp says the slot is free for `pos`, and only the
-        // producer writes a free slot; nobody reads it before the stamp
-        // below says it is ready.
-        slot.value.with_mut(|c| unsafe { (*c).write(value) });
         let next = self.next(pos) << FLAG_BITS;
-        match self
+        // The claim first, the value after it: the compare-and-swap then
+        // has one store fewer to wait for, and a failed one leaves the slot
+        // untouched.
+        if self
             .tail
             .0
             .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
         {
-            Ok(_) => {
-                slot.stamp.store(pos + 1, Ordering::Release);
-                Ok(())
-            }
             // A receiver set `SLOW` under the lock: it may be about to wait,
             // so the value must go through the lock.
-            // SAFETY: written just above and never published.
-            Err(_) => Err(slot.value.with_mut(|c| unsafe { (*c).assume_init_read() })),
+            return Err(value);
         }
+        // SAFETY: the stamp says the slot is free for `pos` (its reader of
+        // the last lap is done) and the claim makes this producer its only
+        // writer; a consumer that finds `head` short of the new `tail` reads
+        // nothing before the stamp below says the slot is ready.
+        slot.value.with_mut(|c| unsafe { (*c).write(value) });
+        slot.stamp.store(pos + 1, Ordering::Release);
+        Ok(())
     }
 
     /// Sends without the lock where producers compete (mpmc): claims the
