@@ -517,7 +517,7 @@ impl<T> Chan<T> {
             // the claim cleared `SEND_WAITING` does not matter here.
             return match ring.pop(true) {
                 Pop::Value(v, _) => Some(v),
-                Pop::Empty(_) | Pop::Slow => None,
+                Pop::Empty(_) | Pop::Slow | Pop::Again => None,
             };
         }
         let v = st.queue.pop_front();
@@ -1590,15 +1590,31 @@ impl<T> Chan<T> {
     #[inline]
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
         if let Some(ring) = &self.ring {
-            match ring.pop(false) {
+            match ring.pop_once() {
                 Pop::Value(v, false) => return Ok(v),
                 Pop::Value(v, true) => return Ok(self.serve_sender_after(v)),
                 Pop::Empty(false) => return Err(TryRecvError::Empty),
                 Pop::Empty(true) => return Err(TryRecvError::Disconnected),
+                // Out of line, as in `poll_recv`.
+                Pop::Again => return self.try_recv_again(),
                 Pop::Slow => {}
             }
         }
         self.try_recv_locked()
+    }
+
+    /// [`try_recv`](Self::try_recv) after its one ring attempt said
+    /// [`Pop::Again`]: the ring's full attempt, then the lock.
+    #[inline(never)]
+    fn try_recv_again(&self) -> Result<T, TryRecvError> {
+        let ring = self.ring.as_ref().expect("only ring channels try again");
+        match ring.pop(false) {
+            Pop::Value(v, false) => Ok(v),
+            Pop::Value(v, true) => Ok(self.serve_sender_after(v)),
+            Pop::Empty(false) => Err(TryRecvError::Empty),
+            Pop::Empty(true) => Err(TryRecvError::Disconnected),
+            Pop::Slow | Pop::Again => self.try_recv_locked(),
+        }
     }
 
     /// A take that freed a slot a sender waits for (a pop from the ring
@@ -1702,11 +1718,12 @@ impl<T> Chan<T> {
     #[inline]
     pub(crate) fn recv(&self, deadline: Option<Instant>) -> Result<T, RecvTimeoutError> {
         if let Some(ring) = &self.ring {
-            match ring.pop(false) {
+            match ring.pop_once() {
                 Pop::Value(v, false) => return Ok(v),
                 Pop::Value(v, true) => return Ok(self.serve_sender_after(v)),
                 Pop::Empty(true) => return Err(RecvTimeoutError::Disconnected),
-                Pop::Empty(false) | Pop::Slow => {}
+                // `recv_wait` tries the ring again, in full.
+                Pop::Empty(false) | Pop::Slow | Pop::Again => {}
             }
         }
         self.recv_wait(deadline)
@@ -1807,10 +1824,14 @@ impl<T> Chan<T> {
                     Some(None) => {}
                 }
             }
-            match ring.pop(false) {
+            match ring.pop_once() {
                 Pop::Value(v, false) => return Poll::Ready(Ok(v)),
                 Pop::Value(v, true) => return Poll::Ready(Ok(self.serve_sender_after(v))),
                 Pop::Empty(true) => return Poll::Ready(Err(RecvError)),
+                // A lost claim or a slot in passing: the whole attempt, out
+                // of line, so that its result does not merge with this
+                // path's (it would pass through the stack).
+                Pop::Again => return self.poll_recv_again(w, waker),
                 // Empty, or returned values (rare) or waiting receivers
                 // (common) send it to the lock: either way it most likely
                 // waits.
@@ -1822,6 +1843,23 @@ impl<T> Chan<T> {
             return self.wait_recv(w, waker);
         }
         self.poll_recv_slow(w, waker)
+    }
+
+    /// [`poll_recv`](Self::poll_recv) after its one ring attempt said
+    /// [`Pop::Again`]: the ring's full attempt, then as `poll_recv`.
+    #[inline(never)]
+    fn poll_recv_again(
+        &self,
+        w: Pin<&mut RecvWait<T>>,
+        waker: &Waker,
+    ) -> Poll<Result<T, RecvError>> {
+        let ring = self.ring.as_ref().expect("only ring channels try again");
+        match ring.pop(false) {
+            Pop::Value(v, false) => Poll::Ready(Ok(v)),
+            Pop::Value(v, true) => Poll::Ready(Ok(self.serve_sender_after(v))),
+            Pop::Empty(true) => Poll::Ready(Err(RecvError)),
+            Pop::Empty(false) | Pop::Slow | Pop::Again => self.wait_recv(w, waker),
+        }
     }
 
     /// An unregistered receive that found the ring empty (or needing the

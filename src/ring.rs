@@ -99,6 +99,9 @@ pub(crate) enum Pop<T> {
     Empty(bool),
     /// Returned values come first: take the lock.
     Slow,
+    /// Only from [`Ring::pop_once`]: its one attempt lost a claim or found
+    /// a slot in passing; [`Ring::pop`] (out of line) decides.
+    Again,
 }
 
 /// A channel's data path outside the lock.
@@ -162,6 +165,18 @@ impl<T> Ring<T> {
     /// [`SLOW`] is set) returned values are ignored (the caller takes them
     /// first) and a value the producer has claimed but not yet marked ready
     /// is waited for instead of reported missing.
+    /// One attempt of [`pop`](Self::pop) (`settle` false), without its
+    /// loop: [`Pop::Again`] where `pop` would go on out of line. For a
+    /// caller whose fast path should not merge with that out-of-line call's
+    /// result.
+    #[inline(always)]
+    pub(crate) fn pop_once(&self) -> Pop<T> {
+        match self {
+            Ring::Array(a) => a.pop_once(),
+            Ring::Blocks(b) => b.pop_once(),
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn pop(&self, settle: bool) -> Pop<T> {
         match self {

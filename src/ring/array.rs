@@ -233,11 +233,22 @@ impl<T> Array<T> {
     /// is waited for instead of reported missing.
     #[inline(always)]
     pub(super) fn pop(&self, settle: bool) -> Pop<T> {
-        // Inline only one attempt: a lost claim, a slot still being written
-        // and the loop are out of line, so that this path needs few
-        // registers.
+        if settle {
+            return self.pop_from(true);
+        }
+        match self.pop_once() {
+            Pop::Again => self.pop_from(false),
+            found => found,
+        }
+    }
+
+    /// [`pop`](Self::pop)'s one inline attempt (`settle` false): a lost
+    /// claim, a slot still being written and the loop are out of line
+    /// ([`Pop::Again`]), so that this path needs few registers.
+    #[inline(always)]
+    pub(super) fn pop_once(&self) -> Pop<T> {
         let word = self.head.0.load(Ordering::Acquire);
-        if word & RETURNED != 0 && !settle {
+        if word & RETURNED != 0 {
             return Pop::Slow;
         }
         let pos = word >> FLAG_BITS;
@@ -247,11 +258,11 @@ impl<T> Array<T> {
             if let Ok(value) = self.claim(word, pos, slot) {
                 return Pop::Value(value, word & SEND_WAITING != 0);
             }
-        } else if !settle && self.unwritten(pos, stamp) {
+        } else if self.unwritten(pos, stamp) {
             // As in `pop_from`.
             return Pop::Empty(word & TX_GONE != 0);
         }
-        self.pop_from(settle)
+        Pop::Again
     }
 
     /// [`pop`](Self::pop)'s loop: after a lost claim or another consumer's

@@ -441,8 +441,21 @@ impl<T> Blocks<T> {
     /// left to the caller (see `Ring::pop`).
     #[inline(always)]
     pub(super) fn pop(&self, settle: bool) -> Pop<T> {
+        if settle {
+            return self.pop_from(true);
+        }
+        match self.pop_once() {
+            Pop::Again => self.pop_from(false),
+            found => found,
+        }
+    }
+
+    /// [`pop`](Self::pop)'s one inline attempt (`settle` false); the rest
+    /// is [`Pop::Again`].
+    #[inline(always)]
+    pub(super) fn pop_once(&self) -> Pop<T> {
         let word = self.head.0.index.load(Ordering::Acquire);
-        if word & RETURNED != 0 && !settle {
+        if word & RETURNED != 0 {
             return Pop::Slow;
         }
         // Inline only a claim inside a block that no other consumer beats:
@@ -467,7 +480,7 @@ impl<T> Blocks<T> {
                 return Pop::Value(unsafe { Self::read_claimed(block, offset) }, false);
             }
         }
-        self.pop_from(settle)
+        Pop::Again
     }
 
     /// [`pop`](Self::pop)'s loop: claims at the end of a block (moving
