@@ -74,7 +74,16 @@ struct Slot<T> {
 impl<T> Slot<T> {
     /// Waits for a producer that has claimed this slot to write it (it holds
     /// no lock, so this is its next few instructions).
+    #[inline(always)]
     fn wait_write(&self) {
+        // Almost always written already: the check in line, the wait not.
+        if self.state.load(Ordering::Acquire) & WRITE == 0 {
+            self.wait_write_slow();
+        }
+    }
+
+    #[inline(never)]
+    fn wait_write_slow(&self) {
         let mut step = 0;
         while self.state.load(Ordering::Acquire) & WRITE == 0 {
             sync::snooze(&mut step);
