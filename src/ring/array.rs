@@ -146,8 +146,51 @@ impl<T> Array<T> {
     /// loop would make every caller's fast path save registers.
     #[inline(never)]
     pub(super) fn try_push_shared(&self, value: T) -> Result<(), T> {
+        // One attempt here, without a loop (so with few registers to
+        // save); a lost claim and another producer's move retry in
+        // `push_shared_from`.
+        let word = self.tail.0.load(Ordering::Relaxed);
+        if word & SLOW != 0 {
+            return Err(value);
+        }
+        let pos = word >> FLAG_BITS;
+        let slot = self.slot(pos);
+        // Acquire: the consumer of the last lap has read its value out.
+        let stamp = slot.stamp.load(Ordering::Acquire);
+        if stamp != pos {
+            if stamp == (pos.wrapping_sub(self.one_lap) + 1) & POS_MASK {
+                // Still holds (or is giving up) the last lap's value: full.
+                return Err(value);
+            }
+            return self.push_shared_from(value, 0);
+        }
+        let reserved = (word & RESERVED) / RESERVED_ONE;
+        if reserved != 0 && !self.room_beyond(pos, reserved) {
+            // The room left is granted to waiting senders.
+            return Err(value);
+        }
+        let next = (self.next(pos) << FLAG_BITS) | (word & RESERVED);
+        match self
+            .tail
+            .0
+            .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            Ok(_) => {
+                // SAFETY: as in `push_shared_from`.
+                slot.value.with_mut(|c| unsafe { (*c).write(value) });
+                slot.stamp.store(pos + 1, Ordering::Release);
+                Ok(())
+            }
+            Err(now) => self.push_shared_from(value, sync::lost_claim(word, now, 0)),
+        }
+    }
+
+    /// [`try_push_shared`](Self::try_push_shared)'s loop, after a lost
+    /// claim (`lost` is the backoff step) or another producer's move.
+    #[cold]
+    #[inline(never)]
+    fn push_shared_from(&self, value: T, mut lost: u32) -> Result<(), T> {
         let mut word = self.tail.0.load(Ordering::Relaxed);
-        let mut lost = 0;
         loop {
             if word & SLOW != 0 {
                 return Err(value);
