@@ -164,7 +164,22 @@ impl<T> Ring<T> {
     /// Takes the value at `head`. With `settle` (under the lock, after
     /// [`SLOW`] is set) returned values are ignored (the caller takes them
     /// first) and a value the producer has claimed but not yet marked ready
-    /// is waited for instead of reported missing.
+    /// is waited for instead of reported missing. Without, one attempt in
+    /// line ([`pop_once`](Self::pop_once)) and the loop out of line.
+    #[inline(always)]
+    pub(crate) fn pop(&self, settle: bool) -> Pop<T> {
+        if !settle {
+            match self.pop_once() {
+                Pop::Again => {}
+                found => return found,
+            }
+        }
+        match self {
+            Ring::Array(a) => a.pop_from(settle),
+            Ring::Blocks(b) => b.pop_from(settle),
+        }
+    }
+
     /// One attempt of [`pop`](Self::pop) (`settle` false), without its
     /// loop: [`Pop::Again`] where `pop` would go on out of line. For a
     /// caller whose fast path should not merge with that out-of-line call's
@@ -174,14 +189,6 @@ impl<T> Ring<T> {
         match self {
             Ring::Array(a) => a.pop_once(),
             Ring::Blocks(b) => b.pop_once(),
-        }
-    }
-
-    #[inline(always)]
-    pub(crate) fn pop(&self, settle: bool) -> Pop<T> {
-        match self {
-            Ring::Array(a) => a.pop(settle),
-            Ring::Blocks(b) => b.pop(settle),
         }
     }
 

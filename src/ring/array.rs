@@ -271,23 +271,10 @@ impl<T> Array<T> {
 
     // ----- consumers
 
-    /// Takes the value at `head`. With `settle` (under the lock, after
-    /// [`SLOW`] is set) a value the producer has claimed but not yet stamped
-    /// is waited for instead of reported missing.
-    #[inline(always)]
-    pub(super) fn pop(&self, settle: bool) -> Pop<T> {
-        if settle {
-            return self.pop_from(true);
-        }
-        match self.pop_once() {
-            Pop::Again => self.pop_from(false),
-            found => found,
-        }
-    }
-
-    /// [`pop`](Self::pop)'s one inline attempt (`settle` false): a lost
-    /// claim, a slot still being written and the loop are out of line
-    /// ([`Pop::Again`]), so that this path needs few registers.
+    /// One attempt to take the value at `head` (`Ring::pop_once`): a lost
+    /// claim, a slot still being written and the loop are left to
+    /// [`pop_from`](Self::pop_from) ([`Pop::Again`]), so that this path,
+    /// in line, needs few registers.
     #[inline(always)]
     pub(super) fn pop_once(&self) -> Pop<T> {
         let word = self.head.0.load(Ordering::Acquire);
@@ -308,10 +295,12 @@ impl<T> Array<T> {
         Pop::Again
     }
 
-    /// [`pop`](Self::pop)'s loop: after a lost claim or another consumer's
-    /// move, and under the lock for a claimed slot not yet stamped.
+    /// Takes the value at `head`, looping: after [`pop_once`](Self::pop_once)
+    /// lost a claim or saw another consumer's move, and under the lock
+    /// (`settle`, after [`SLOW`] is set), where a value the producer has
+    /// claimed but not yet stamped is waited for instead of reported missing.
     #[inline(never)]
-    fn pop_from(&self, settle: bool) -> Pop<T> {
+    pub(super) fn pop_from(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.load(Ordering::Acquire);
         let mut step = 0;
         let mut lost = 0;

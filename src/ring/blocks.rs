@@ -445,22 +445,9 @@ impl<T> Blocks<T> {
         sent
     }
 
-    /// Takes the value at `head`. A position the producer has claimed is
-    /// taken and its write waited for; with `settle`, returned values are
-    /// left to the caller (see `Ring::pop`).
-    #[inline(always)]
-    pub(super) fn pop(&self, settle: bool) -> Pop<T> {
-        if settle {
-            return self.pop_from(true);
-        }
-        match self.pop_once() {
-            Pop::Again => self.pop_from(false),
-            found => found,
-        }
-    }
-
-    /// [`pop`](Self::pop)'s one inline attempt (`settle` false); the rest
-    /// is [`Pop::Again`].
+    /// One attempt to take the value at `head` (`Ring::pop_once`); the
+    /// block's end, a lost claim and the loop are left to
+    /// [`pop_from`](Self::pop_from) ([`Pop::Again`]).
     #[inline(always)]
     pub(super) fn pop_once(&self) -> Pop<T> {
         let word = self.head.0.index.load(Ordering::Acquire);
@@ -492,11 +479,13 @@ impl<T> Blocks<T> {
         Pop::Again
     }
 
-    /// [`pop`](Self::pop)'s loop: claims at the end of a block (moving
-    /// `head` to the next one) and after lost claims.
+    /// Takes the value at `head`, looping: claims at the end of a block
+    /// (moving `head` to the next one) and after lost claims. A position
+    /// the producer has claimed is taken and its write waited for; with
+    /// `settle`, returned values are left to the caller (see `Ring::pop`).
     #[cold]
     #[inline(never)]
-    fn pop_from(&self, settle: bool) -> Pop<T> {
+    pub(super) fn pop_from(&self, settle: bool) -> Pop<T> {
         let mut word = self.head.0.index.load(Ordering::Acquire);
         let mut block = self.head.0.block.load(Ordering::Acquire);
         let mut step = 0;
