@@ -111,11 +111,13 @@ impl<T> Array<T> {
         }
         let pos = word >> FLAG_BITS;
         let slot = self.slot(pos);
+        // Before the Acquire load, after which the shape would be read
+        // again.
+        let next = self.next(pos) << FLAG_BITS;
         // Acquire: the consumer of the last lap has read its value out.
         if slot.stamp.load(Ordering::Acquire) != pos {
             return Err(value);
         }
-        let next = self.next(pos) << FLAG_BITS;
         // The claim first, the value after it: the compare-and-swap then
         // has one store fewer to wait for, and a failed one leaves the slot
         // untouched.
