@@ -5,7 +5,8 @@
 # ROUNDS times, each binary in turn runs the row RUNS times, and one line per
 # round gives each binary's minimum (and median). Read the rounds whose
 # minima agree (the fast mode); a peer given as PEER=... is run by the last
-# binary each round as a yardstick.
+# binary each round as a yardstick. The binaries run SUBJECT [amphi]; for the
+# mpmc rows (`4p4c`) give SUBJECT=amphi-mpmc.
 #
 #   cp target/release/profile_row /tmp/old     # before the change (any build)
 #   ...change src/, build again...
@@ -20,11 +21,12 @@
 set -euo pipefail
 
 if [ $# -lt 4 ]; then
-  echo "usage: [PEER=name] [INSTR=1] $0 ROUNDS RUNS 'ROW ARGS' BINARY..." >&2
+  echo "usage: [SUBJECT=amphi] [PEER=name] [INSTR=1] $0 ROUNDS RUNS 'ROW ARGS' BINARY..." >&2
   exit 2
 fi
 rounds=$1
 runs=$2
+subject=${SUBJECT:-amphi}
 read -r -a row <<<"$3"
 shift 3
 
@@ -44,24 +46,32 @@ run() {
   "$1" "${row[@]}" "$3" "$2"
 }
 
+# Instructions callgrind counts for binary `$1` running `$2` runs.
+count() {
+  local out
+  if ! out=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+    "$1" "${row[@]}" "$subject" "$2" 2>&1); then
+    echo "$0: $1 ${row[*]} $subject $2 failed:" >&2
+    echo "$out" | grep -v '^==' >&2
+    exit 1
+  fi
+  echo "$out" | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+
 if [ "${INSTR:-0}" = 1 ]; then
   values=$(per_run)
   for b in "$@"; do
-    count() {
-      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$b" "${row[@]}" amphi "$1" 2>&1 |
-        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
-    }
-    low=$(count 2)
-    high=$(count "$runs")
+    low=$(count "$b" 2)
+    high=$(count "$b" "$runs")
     echo "$(basename "$b"): $(((high - low) / ((runs - 2) * values))) instructions per value"
   done
   exit 0
 fi
 
 for r in $(seq "$rounds"); do
-  line="round $r:"
+  line="round $r"
   for b in "$@"; do
-    out=$(run "$b" "$runs" amphi 2>&1 | tail -1)
+    out=$(run "$b" "$runs" "$subject" 2>&1 | tail -1)
     line="$line | $(basename "$b") ${out#*: }"
   done
   if [ -n "${PEER:-}" ]; then
