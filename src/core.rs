@@ -114,6 +114,10 @@ pub(crate) struct Chan<T> {
     flavor: Flavor,
     /// The data path outside the lock (`ring.rs`); `None` on `bounded(0)`.
     ring: Option<Ring<T>>,
+    /// The ring's fast path for this channel's shape and kind of producer
+    /// (`Ring::pusher`), chosen once, so that a send makes one direct call
+    /// instead of testing both on every value.
+    push: ring::Push<T>,
 }
 
 type Guard<'a, T> = MutexGuard<'a, State<T>>;
@@ -330,6 +334,7 @@ impl<T> Chan<T> {
             nonempty: Padded(AtomicBool::new(false)),
             full: Padded(AtomicBool::new(false)),
             flavor,
+            push: Ring::pusher(flavor == Flavor::Mpmc),
             ring,
         }
     }
@@ -396,10 +401,7 @@ impl<T> Chan<T> {
     /// The ring's fast path for whichever kind of producer the channel has.
     #[inline]
     fn ring_push(&self, ring: &Ring<T>, value: T) -> Result<(), T> {
-        match self.flavor {
-            Flavor::Spmc => ring.try_push(value),
-            Flavor::Mpmc => ring.try_push_shared(value),
-        }
+        (self.push)(ring, value)
     }
 
     /// The ring's fast path, if the channel has a ring; `Err` gives the

@@ -122,6 +122,7 @@ impl<T> FusedFuture for RecvFuture<'_, T> {
 }
 
 impl<T> Drop for RecvFuture<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: dropped in place: `wait` is not moved (pinned drop).
         let wait = unsafe { Pin::new_unchecked(&mut self.wait) };
@@ -291,6 +292,7 @@ impl<'a, T> SendFuture<'a, T> {
 impl<T> Future for SendFuture<'_, T> {
     type Output = Result<(), SendError<T>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `wait` is structurally pinned (never moved out, dropped in
         // place); `chan` and `done` are plain fields.
@@ -313,6 +315,7 @@ impl<T> FusedFuture for SendFuture<'_, T> {
 }
 
 impl<T> Drop for SendFuture<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: dropped in place: `wait` is not moved (pinned drop).
         let wait = unsafe { Pin::new_unchecked(&mut self.wait) };

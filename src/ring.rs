@@ -104,6 +104,10 @@ pub(crate) enum Pop<T> {
     Again,
 }
 
+/// A producer's fast path, [`Ring::try_push`] or [`Ring::try_push_shared`]
+/// (chosen by [`Ring::pusher`]).
+pub(crate) type Push<T> = fn(&Ring<T>, T) -> Result<(), T>;
+
 /// A channel's data path outside the lock.
 pub(crate) enum Ring<T> {
     /// Bounded: exactly `cap` preallocated slots.
@@ -123,6 +127,16 @@ impl<T> Ring<T> {
 
     pub(crate) fn unbounded() -> Self {
         Ring::Blocks(Blocks::new())
+    }
+
+    /// The fast path for one producer ([`try_push`](Self::try_push)) or
+    /// for producers that compete ([`try_push_shared`](Self::try_push_shared)).
+    pub(crate) fn pusher(shared: bool) -> Push<T> {
+        if shared {
+            Self::try_push_shared
+        } else {
+            Self::try_push
+        }
     }
 
     /// Sends without the lock for the one producer of an spmc channel:
