@@ -275,8 +275,9 @@ impl<T> fmt::Debug for RecvStream<'_, T> {
 #[must_use = "futures do nothing unless polled"]
 pub struct SendFuture<'a, T> {
     chan: &'a Chan<T>,
+    /// Done once it holds no value and is not registered (`is_idle`): a
+    /// `Ready` send has given its value away (or back, in the error).
     wait: SendWait<T>,
-    done: bool,
 }
 
 impl<'a, T> SendFuture<'a, T> {
@@ -284,7 +285,6 @@ impl<'a, T> SendFuture<'a, T> {
         SendFuture {
             chan,
             wait: SendWait::new(Some(value)),
-            done: false,
         }
     }
 }
@@ -295,22 +295,19 @@ impl<T> Future for SendFuture<'_, T> {
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // SAFETY: `wait` is structurally pinned (never moved out, dropped in
-        // place); `chan` and `done` are plain fields.
+        // place); `chan` is a plain field.
         let this = unsafe { self.get_unchecked_mut() };
-        assert!(!this.done, "SendFuture polled after completion");
         // SAFETY: as above.
         let wait = unsafe { Pin::new_unchecked(&mut this.wait) };
-        let r = this.chan.poll_send(wait, cx);
-        if r.is_ready() {
-            this.done = true;
-        }
-        r.map_err(SendError)
+        // A poll after completion finds no value, not registered, and
+        // panics on the slow path ("SendFuture polled after completion").
+        this.chan.poll_send(wait, cx).map_err(SendError)
     }
 }
 
 impl<T> FusedFuture for SendFuture<'_, T> {
     fn is_terminated(&self) -> bool {
-        self.done
+        self.wait.is_idle()
     }
 }
 
@@ -326,7 +323,7 @@ impl<T> Drop for SendFuture<'_, T> {
 impl<T> fmt::Debug for SendFuture<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SendFuture")
-            .field("done", &self.done)
+            .field("done", &self.wait.is_idle())
             .finish_non_exhaustive()
     }
 }

@@ -510,3 +510,69 @@ fn futures_report_termination() {
     assert_eq!(r.as_mut().poll(&mut cx), Poll::Ready(Ok(5)));
     assert!(r.is_terminated());
 }
+
+/// A `SendFuture` is terminated exactly when it has returned `Ready`: not
+/// while it waits (with its value in the future on a full `bounded(1)`, or
+/// handed to its node on `bounded(0)`), and after an error as after a send.
+#[test]
+fn send_future_terminates_on_every_ready() {
+    use futures::future::FusedFuture;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll};
+
+    let (c, w) = common::counting_waker();
+    let mut cx = Context::from_waker(&w);
+
+    // Full bounded(1): pending, then granted a slot.
+    let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+    {
+        let mut first = pin!(tx.send(1));
+        assert_eq!(first.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
+        assert!(first.is_terminated());
+    }
+    {
+        let mut s = pin!(tx.send(2));
+        assert!(s.as_mut().poll(&mut cx).is_pending());
+        assert!(!s.is_terminated(), "a waiting send is not terminated");
+        assert_eq!(rx.try_recv(), Ok(1));
+        assert_eq!(c.count(), 1);
+        assert!(!s.is_terminated(), "woken, not yet polled");
+        assert_eq!(s.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
+        assert!(s.is_terminated());
+    }
+    assert_eq!(rx.try_recv(), Ok(2));
+
+    // bounded(0): the value waits in the node, and the send is pending
+    // until a receiver has taken it.
+    let (tx0, rx0) = mpmc::bounded_async::<u32>(0);
+    {
+        let mut s = pin!(tx0.send(3));
+        assert!(s.as_mut().poll(&mut cx).is_pending());
+        assert!(!s.is_terminated(), "a rendezvous send in its node");
+        assert_eq!(rx0.try_recv(), Ok(3));
+        assert_eq!(s.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
+        assert!(s.is_terminated());
+    }
+
+    // Every receiver gone: `Ready(Err)` terminates it too.
+    drop(rx);
+    let mut s = pin!(tx.send(4));
+    assert_eq!(s.as_mut().poll(&mut cx), Poll::Ready(Err(SendError(4))));
+    assert!(s.is_terminated());
+}
+
+#[test]
+#[should_panic(expected = "SendFuture polled after completion")]
+fn send_future_polled_after_completion_panics() {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::Context;
+
+    let (mut tx, _rx) = spmc::bounded_async::<u32>(4);
+    let (_c, w) = common::counting_waker();
+    let mut cx = Context::from_waker(&w);
+    let mut s = pin!(tx.send(1));
+    assert!(s.as_mut().poll(&mut cx).is_ready());
+    let _ = s.as_mut().poll(&mut cx);
+}
