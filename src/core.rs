@@ -1047,10 +1047,16 @@ impl<T> Chan<T> {
             self.settle_slow(&st);
             return r;
         }
-        let (mut st, value) = match self.send_to_task(st, value) {
-            Ok(()) => return Ok(()),
-            Err(back) => back,
-        };
+        match self.send_to_task(st, value) {
+            Ok(()) => Ok(()),
+            Err((st, value)) => self.try_send_general(st, value),
+        }
+    }
+
+    /// [`try_send_locked`](Self::try_send_locked) past its two common
+    /// cases; out of line, so that their frame holds no deferred work.
+    #[inline(never)]
+    fn try_send_general(&self, mut st: Guard<'_, T>, value: T) -> Result<(), TrySendError<T>> {
         let mut d = Deferred::new();
         let r = self.try_push(&mut st, value, &mut d);
         drop(st);
