@@ -740,7 +740,17 @@ impl<T> Chan<T> {
     fn serve_senders(&self, st: &mut State<T>, d: &mut Deferred<T>) {
         // Emptiness first: it is cheaper than counting the room, and an spmc
         // channel's one sender is served after one count.
-        while !st.send_waiters.is_empty() && self.has_space(st) {
+        while !st.send_waiters.is_empty() {
+            // The "a sender waits" flags go up before each count, as for a
+            // registering sender: a consumer whose claim came after the
+            // serving one's (which cleared the flag) and before this count
+            // is in the count; one after it finds the flag and serves.
+            // Raised only after the count, a slot freed in between would
+            // reach nobody (the loom model `two_freed_slots_...`).
+            self.mark_send_waiting(true);
+            if !self.has_space(st) {
+                break;
+            }
             let Some(node) = st.send_waiters.pop_claimed() else {
                 break;
             };
@@ -1632,12 +1642,29 @@ impl<T> Chan<T> {
     #[inline(never)]
     fn serve_sender_after(&self, v: T) -> T {
         let mut st = self.lock();
-        if let Some(waker) = self.grant_lone_task(&mut st) {
+        if let Some(waker) = self.grant_front_task(&mut st) {
+            // Senders still waiting: their flags up before the room is
+            // counted again (see `serve_senders`).
+            let more = !st.send_waiters.is_empty();
+            if more {
+                self.mark_send_waiting(true);
+            }
+            if !more || !self.has_space(&st) {
+                // Nobody else to serve: no deferred work.
+                self.sync_send_waiting(&st);
+                drop(st);
+                return match waker {
+                    Some(w) => self.guard_take(v, || w.wake()),
+                    None => v,
+                };
+            }
+            // More room and more senders (other consumers freed slots
+            // without serving): the rest as `serve_senders` does.
+            let mut d = Deferred::new();
+            d.wake(waker);
+            self.refill(&mut st, &mut d);
             drop(st);
-            return match waker {
-                Some(w) => self.guard_take(v, || w.wake()),
-                None => v,
-            };
+            return self.finish_take(v, d);
         }
         let mut d = Deferred::new();
         self.refill(&mut st, &mut d);
@@ -1645,21 +1672,18 @@ impl<T> Chan<T> {
         self.finish_take(v, d)
     }
 
-    /// [`serve_senders`](Self::serve_senders) in its most common case (an
-    /// spmc channel's producer): one task waits alone and there is room.
+    /// [`serve_senders`](Self::serve_senders)'s first step in its most
+    /// common case: the oldest waiting sender is a task and there is room.
     /// It is granted the slot; its waker comes back, to be woken after the
-    /// lock. `None` (nothing done) in every other case.
+    /// lock. `None` (nothing done) in every other case. The caller syncs the
+    /// "a sender waits" flags once it has served everyone it will.
     #[inline(always)]
-    fn grant_lone_task(&self, st: &mut State<T>) -> Option<Option<Waker>> {
-        if !st.send_waiters.has_one()
-            || !st.send_waiters.front().is_some_and(|n| n.is_task())
-            || !self.has_space(st)
-        {
+    fn grant_front_task(&self, st: &mut State<T>) -> Option<Option<Waker>> {
+        if !st.send_waiters.front().is_some_and(|n| n.is_task()) || !self.has_space(st) {
             return None;
         }
         let node = st.send_waiters.pop_front().expect("one waits");
         self.grant(st);
-        self.sync_send_waiting(st);
         // SAFETY: just popped under the lock, a task node: ours to notify
         // (I3, I4).
         Some(unsafe { node.as_ref().notify_task(GRANTED) })

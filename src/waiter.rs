@@ -491,12 +491,6 @@ impl<T> List<T> {
         self.head.is_none()
     }
 
-    /// Whether exactly one node is linked.
-    #[inline]
-    pub(crate) fn has_one(&self) -> bool {
-        self.head.is_some() && self.head == self.tail
-    }
-
     /// Links `node` at the back.
     ///
     /// # Safety

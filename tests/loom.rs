@@ -483,6 +483,42 @@ fn granted_slot_passes_to_next_async_sender() {
     seen.assert_both("s1 dropped before / after being granted the slot");
 }
 
+/// bounded(2) full; two pending async sends; two receiving threads each
+/// free a slot. Only a claim that finds the "a sender waits" flag serves,
+/// and the flag is set again only by the server: a slot freed in between is
+/// served by the server's count of the room (both senders granted in one
+/// serve) or by the second claim seeing the flag again. Either way both
+/// sends are woken and get in, in order, and the capacity stays 2.
+#[test]
+fn two_freed_slots_serve_two_async_senders() {
+    model(|| {
+        let (tx, rx) = mpmc::bounded_async::<u32>(2);
+        tx.try_send(0).unwrap();
+        tx.try_send(1).unwrap();
+        let tx2 = tx.clone();
+        let (c1, w1) = counting_waker();
+        let (c2, w2) = counting_waker();
+        let mut s1 = Box::pin(tx.send(2));
+        let mut s2 = Box::pin(tx2.send(3));
+        assert!(poll_once(&mut s1, &w1).is_pending());
+        assert!(poll_once(&mut s2, &w2).is_pending());
+        let (ra, rb) = (rx.to_sync(), rx.to_sync());
+        let a = thread::spawn(move || ra.recv());
+        let b = thread::spawn(move || rb.recv());
+        let mut got = [a.join().unwrap().unwrap(), b.join().unwrap().unwrap()];
+        got.sort_unstable();
+        assert_eq!(got, [0, 1]);
+        assert_eq!((wakes(&c1), wakes(&c2)), (1, 1), "both senders granted");
+        assert!(matches!(poll_once(&mut s1, &w1), Poll::Ready(Ok(()))));
+        assert!(matches!(poll_once(&mut s2, &w2), Poll::Ready(Ok(()))));
+        assert_eq!(rx.try_recv(), Ok(2));
+        assert_eq!(rx.try_recv(), Ok(3));
+        tx.try_send(4).unwrap();
+        tx.try_send(5).unwrap();
+        assert!(tx.try_send(6).unwrap_err().is_full());
+    });
+}
+
 /// The same with the second sender a blocked thread: whichever order the
 /// waiters registered in, the thread's value gets in once s1 is cancelled,
 /// and s1's value never does.

@@ -418,6 +418,7 @@ impl<T> Array<T> {
     }
 
     /// Values in the ring (claimed by the producer, not yet by a consumer).
+    #[inline]
     pub(super) fn len(&self) -> usize {
         loop {
             let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
