@@ -1643,15 +1643,12 @@ impl<T> Chan<T> {
     fn serve_sender_after(&self, v: T) -> T {
         let mut st = self.lock();
         if let Some(waker) = self.grant_front_task(&mut st) {
-            // Senders still waiting: their flags up before the room is
-            // counted again (see `serve_senders`).
+            // The flags as they now stand; while senders still wait, they
+            // are up before the room is counted again (see `serve_senders`).
             let more = !st.send_waiters.is_empty();
-            if more {
-                self.mark_send_waiting(true);
-            }
+            self.sync_send_waiting(&st);
             if !more || !self.has_space(&st) {
                 // Nobody else to serve: no deferred work.
-                self.sync_send_waiting(&st);
                 drop(st);
                 return match waker {
                     Some(w) => self.guard_take(v, || w.wake()),
