@@ -529,6 +529,23 @@ impl<T> Chan<T> {
         v
     }
 
+    /// [`pop_front`](Self::pop_front) for a caller that pushes a value in
+    /// its place before it unlocks: the ring's claim leaves `SEND_WAITING`
+    /// set. The room this take frees is taken again at once, so it serves
+    /// no sender; a consumer whose claim comes between the two must still
+    /// find the flag and serve the waiting sender with the room it frees,
+    /// which nobody else would count (the loom model
+    /// `handoff_past_full_ring_leaves_waiting_sender_served`).
+    fn pop_refilled(&self, st: &mut State<T>) -> Option<T> {
+        match &self.ring {
+            Some(ring) if st.queue.is_empty() => match ring.pop_refilled() {
+                Pop::Value(v, _) => Some(v),
+                Pop::Empty(_) | Pop::Slow | Pop::Again => None,
+            },
+            _ => self.pop_front(st),
+        }
+    }
+
     // ----- the notification path (all under the lock)
 
     /// Gives `value` to the receiver of a node just popped from
@@ -563,12 +580,9 @@ impl<T> Chan<T> {
             // oldest and `value` goes to the back, so that no receiver gets
             // a value older than one it already has. The count is unchanged,
             // so this needs no room.
-            match self.pop_front(st) {
+            match self.pop_refilled(st) {
                 Some(oldest) => {
                     self.push_back(st, value);
-                    // The pop may have cleared the flag a waiting sender
-                    // relies on; the room it left is taken again.
-                    self.sync_send_waiting(st);
                     oldest
                 }
                 // Taken by a running receiver meanwhile.

@@ -189,8 +189,21 @@ impl<T> Ring<T> {
             }
         }
         match self {
-            Ring::Array(a) => a.pop_from(settle),
+            Ring::Array(a) => a.pop_from(settle, 0),
             Ring::Blocks(b) => b.pop_from(settle),
+        }
+    }
+
+    /// Under the lock, after [`SLOW`] is set: [`pop`](Self::pop) with
+    /// `settle`, for a caller that puts a value back in the slot it frees
+    /// before it unlocks. The claim leaves [`SEND_WAITING`] set, so that a
+    /// consumer's claim meanwhile still finds it and serves the producer
+    /// with the room that claim frees (cleared here, that room would reach
+    /// nobody).
+    pub(crate) fn pop_refilled(&self) -> Pop<T> {
+        match self {
+            Ring::Array(a) => a.pop_from(true, SEND_WAITING),
+            Ring::Blocks(b) => b.pop_from(true),
         }
     }
 

@@ -543,6 +543,49 @@ fn granted_slot_passes_to_blocked_thread_sender() {
         assert!(tx.is_full());
     });
 }
+
+/// A send to a full ring handed to a waiting thread receiver (which takes
+/// the ring's oldest value, the sent one going to the back) while an async
+/// sender waits and a running receiver takes a value: the slot that take
+/// frees reaches the waiting sender. Two woken tasks own the ring's values;
+/// a third, cancelled, made the async sender wait; the thread waits behind.
+#[test]
+fn handoff_past_full_ring_leaves_waiting_sender_served() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (tx, rx) = mpmc::bounded_async::<u32>(2);
+        let (_c, w) = counting_waker();
+        let mut r1 = Box::pin(rx.recv());
+        let mut r2 = Box::pin(rx.recv());
+        let mut r3 = Box::pin(rx.recv());
+        assert!(poll_once(&mut r1, &w).is_pending());
+        assert!(poll_once(&mut r2, &w).is_pending());
+        assert!(poll_once(&mut r3, &w).is_pending());
+        let srx = rx.to_sync();
+        let waiter = thread::spawn(move || srx.recv());
+        tx.try_send(0).unwrap();
+        tx.try_send(1).unwrap();
+        let tx2 = tx.clone();
+        let (cs, ws) = counting_waker();
+        let mut send = Box::pin(tx2.send(2));
+        // Ready if the thread took a value first.
+        let waits = poll_once(&mut send, &ws).is_pending();
+        drop(r3);
+        let rxb = rx.to_sync();
+        let taker = thread::spawn(move || rxb.try_recv());
+        // Handed to the waiting thread if it is registered by now.
+        let handed = tx.try_send(3).is_ok();
+        s.mark(handed);
+        let _ = taker.join().unwrap();
+        assert!(waiter.join().unwrap().is_ok());
+        if waits && wakes(&cs) == 0 {
+            assert!(tx.is_full(), "room left while a sender waits unwoken");
+        }
+        drop((r1, r2));
+    });
+    seen.assert_both("the send was handed to the waiting thread");
+}
 // ----- more: newest waker, competing receivers, batches, spmc grants
 
 /// A pending future re-polled with a new waker while a send races: if the

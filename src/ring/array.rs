@@ -287,7 +287,7 @@ impl<T> Array<T> {
         let slot = self.slot(pos);
         let stamp = slot.stamp.load(Ordering::Acquire);
         if stamp == pos + 1 {
-            if let Ok(value) = self.claim(word, pos, slot) {
+            if let Ok(value) = self.claim(word, pos, slot, 0) {
                 return Pop::Value(value, word & SEND_WAITING != 0);
             }
         } else if self.unwritten(pos, stamp) {
@@ -301,8 +301,10 @@ impl<T> Array<T> {
     /// lost a claim or saw another consumer's move, and under the lock
     /// (`settle`, after [`SLOW`] is set), where a value the producer has
     /// claimed but not yet stamped is waited for instead of reported missing.
+    /// `keep` holds flags the claim leaves set ([`SEND_WAITING`] for a
+    /// caller that fills the slot it frees again before it unlocks).
     #[inline(never)]
-    pub(super) fn pop_from(&self, settle: bool) -> Pop<T> {
+    pub(super) fn pop_from(&self, settle: bool, keep: usize) -> Pop<T> {
         let mut word = self.head.0.load(Ordering::Acquire);
         let mut step = 0;
         let mut lost = 0;
@@ -314,7 +316,7 @@ impl<T> Array<T> {
             let slot = self.slot(pos);
             let stamp = slot.stamp.load(Ordering::Acquire);
             if stamp == pos + 1 {
-                match self.claim(word, pos, slot) {
+                match self.claim(word, pos, slot, keep) {
                     Ok(value) => return Pop::Value(value, word & SEND_WAITING != 0),
                     Err(now) => {
                         lost = sync::lost_claim(word, now, lost);
@@ -343,10 +345,11 @@ impl<T> Array<T> {
     /// Claims `pos` (`head` read as `word`, its slot stamped ready) and
     /// reads its value; `Err` with the word found if another consumer's
     /// claim, or a flag the core changed, came first. The claim clears
-    /// `SEND_WAITING`: the caller then serves the waiting producer.
+    /// `SEND_WAITING` unless `keep` has it: the caller then serves the
+    /// waiting producer.
     #[inline(always)]
-    fn claim(&self, word: usize, pos: usize, slot: &Slot<T>) -> Result<T, usize> {
-        let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE));
+    fn claim(&self, word: usize, pos: usize, slot: &Slot<T>, keep: usize) -> Result<T, usize> {
+        let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE | keep));
         self.head
             .0
             .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)?;
