@@ -632,8 +632,15 @@ impl<T> Chan<T> {
         // senders are already off the fast path and the room counted here
         // stays.
         debug_assert!(ring.is_slow());
-        let queued = st.queue.len() + ring.len();
-        if (self.hands_tasks && queued != 0) || !self.fits(&st, queued) {
+        // Where tasks are handed values, only an empty channel hands one
+        // over here (older values go first), and emptiness costs less to
+        // see than the count.
+        let room = if self.hands_tasks {
+            st.queue.is_empty() && ring.is_empty_locked() && self.fits(&st, 0)
+        } else {
+            self.fits(&st, st.queue.len() + ring.len())
+        };
+        if !room {
             return Err((st, value));
         }
         let node = st.recv_waiters.pop_front().expect("front exists");
