@@ -88,6 +88,18 @@ pub(crate) struct State<T> {
     revoked: usize,
 }
 
+/// What an async send tried before `Chan::poll_send_slow`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tried {
+    /// Nothing: registered, or the "full" hint skipped the ring.
+    Nothing,
+    /// The ring's fast path, which failed.
+    Ring,
+    /// The ring (kept off it by `SLOW`) and one locked attempt, which
+    /// found the channel full.
+    Lock,
+}
+
 /// The shared channel.
 pub(crate) struct Chan<T> {
     state: Mutex<State<T>>,
@@ -1326,31 +1338,74 @@ impl<T> Chan<T> {
         // The ring's fast path first, unless the last async send had to
         // wait (the hint): everything else is out of line, so that this
         // path stays short.
-        let mut tried_ring = false;
+        let mut missed = None;
         if let Some(ring) = &self.ring {
             let (_, value, registered) = w.as_mut().project();
             if !*registered && !self.full.0.load(Ordering::Relaxed) {
                 if let Some(v) = value.take() {
                     match self.ring_push(ring, v) {
                         Ok(()) => return Poll::Ready(Ok(())),
-                        Err(v) => *value = Some(v),
+                        Err(v) => missed = Some(v),
                     }
-                    tried_ring = true;
                 }
             }
         }
-        // One call site, so that this stays small enough to inline.
-        self.poll_send_slow(w, cx, tried_ring)
+        // One call site, so that this stays small enough to inline and its
+        // result passes straight through.
+        self.poll_send_missed(w, cx, missed)
     }
 
-    /// `tried_ring`: the ring's fast path has just failed, so the first
-    /// attempt here goes straight to the lock.
+    /// [`poll_send`](Self::poll_send) past the ring's fast path, with the
+    /// value its ring attempt `missed` (if it made one). Kept off the ring
+    /// (`SLOW`: most often a receiver waits), one locked attempt, as
+    /// [`poll_send_slow`](Self::poll_send_slow) would make first (`SLOW`
+    /// makes the ring look free, so no wait is predicted), without that
+    /// function's larger frame; everything else is `poll_send_slow`'s.
+    #[inline(never)]
+    fn poll_send_missed(
+        &self,
+        w: Pin<&mut SendWait<T>>,
+        cx: &mut Context<'_>,
+        missed: Option<T>,
+    ) -> Poll<Result<(), T>> {
+        // Both calls in tail position, so that this saves no registers.
+        match missed {
+            None => self.poll_send_slow(w, cx, Tried::Nothing),
+            Some(v) => self.poll_send_missed_ring(w, cx, v),
+        }
+    }
+
+    /// [`poll_send_missed`](Self::poll_send_missed) with the value.
+    #[inline(never)]
+    fn poll_send_missed_ring(
+        &self,
+        mut w: Pin<&mut SendWait<T>>,
+        cx: &mut Context<'_>,
+        v: T,
+    ) -> Poll<Result<(), T>> {
+        let (v, tried) = if self.ring.as_ref().is_some_and(|ring| ring.is_slow()) {
+            match self.try_send_locked(v) {
+                Ok(()) => return Poll::Ready(Ok(())),
+                Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(v)),
+                Err(TrySendError::Full(v)) => (v, Tried::Lock),
+            }
+        } else {
+            (v, Tried::Ring)
+        };
+        let (_, value, _) = w.as_mut().project();
+        *value = Some(v);
+        self.poll_send_slow(w, cx, tried)
+    }
+
+    /// `tried`: what the caller has just tried (the ring's fast path, so
+    /// that the first attempt here goes straight to the lock; or the lock
+    /// too, which found the channel full, so that this one waits).
     #[inline(never)]
     fn poll_send_slow(
         &self,
         w: Pin<&mut SendWait<T>>,
         cx: &mut Context<'_>,
-        tried_ring: bool,
+        tried: Tried,
     ) -> Poll<Result<(), T>> {
         let (node, value, registered) = w.project();
         if *registered {
@@ -1409,12 +1464,16 @@ impl<T> Chan<T> {
         // first and take the lock once. Otherwise try without a clone, and
         // clone only if that fails.
         let hinted = self.full.0.load(Ordering::Relaxed);
-        let predicted =
-            hinted || (tried_ring && self.ring.as_ref().is_some_and(|ring| !ring.looks_free()));
+        let predicted = hinted
+            || match tried {
+                Tried::Nothing => false,
+                Tried::Ring => self.ring.as_ref().is_some_and(|ring| !ring.looks_free()),
+                Tried::Lock => true,
+            };
         let v = if predicted {
             v
         } else {
-            let r = if tried_ring {
+            let r = if tried == Tried::Ring {
                 self.try_send_locked(v)
             } else {
                 self.try_send(v)
