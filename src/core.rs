@@ -360,11 +360,27 @@ impl<T> Chan<T> {
         self.cap
     }
 
-    /// Room for one more value without exceeding the capacity. With cloneable
-    /// senders and a ring, other senders are first kept off the ring's fast
-    /// path (`SLOW`), so that the room found stays there for the lock holder.
+    /// Room for one more value without exceeding the capacity, counted on
+    /// the senders' side: by a sender, or for senders that wait. With
+    /// cloneable senders and a ring, other senders are first kept off the
+    /// ring's fast path (`SLOW`), so that the room found stays there for the
+    /// lock holder; the one spmc producer is the caller or waits. So `tail`
+    /// does not move meanwhile, and the ring is counted with one read of
+    /// each end. A receiver's look, with the spmc producer perhaps sending,
+    /// is [`has_space_now`](Self::has_space_now).
     #[inline]
     fn has_space(&self, st: &State<T>) -> bool {
+        self.exclude_senders();
+        let queued = match &self.ring {
+            Some(ring) => st.queue.len() + ring.len_stable(),
+            None => st.queue.len(),
+        };
+        self.fits(st, queued)
+    }
+
+    /// [`has_space`](Self::has_space) while the spmc producer may be
+    /// sending: the ring is counted from a consistent pair of its ends.
+    fn has_space_now(&self, st: &State<T>) -> bool {
         self.exclude_senders();
         self.fits(st, self.queued(st))
     }
@@ -947,7 +963,7 @@ impl<T> Chan<T> {
         let mut d = Deferred::new();
         let mut st = self.lock();
         let front_thread = st.recv_waiters.live_front().map(|n| !n.is_task());
-        let fits = if front_thread.is_some() || self.has_space(&st) {
+        let fits = if front_thread.is_some() || self.has_space_now(&st) {
             true
         } else if st.granted > 0 {
             self.ungrant(&mut st);
@@ -1055,7 +1071,7 @@ impl<T> Chan<T> {
 
     pub(crate) fn is_full(&self) -> bool {
         let st = self.lock();
-        !self.has_space(&st)
+        !self.has_space_now(&st)
     }
 
     pub(crate) fn sender_count(&self) -> usize {

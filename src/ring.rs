@@ -268,6 +268,17 @@ impl<T> Ring<T> {
         }
     }
 
+    /// [`len`](Self::len) while `tail` cannot move: under the core lock
+    /// with [`SLOW`] set, or on the one spmc producer's side (its own path,
+    /// or the lock holder's while it waits).
+    #[inline]
+    pub(crate) fn len_stable(&self) -> usize {
+        match self {
+            Ring::Array(a) => a.len_stable(),
+            Ring::Blocks(b) => b.len(),
+        }
+    }
+
     // ----- reserved room (changed under the core lock)
 
     /// Reserves one slot for a grant the core has just counted: `false` if

@@ -427,18 +427,35 @@ impl<T> Array<T> {
             let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
             let head = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
             if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == tail {
-                let mask = self.one_lap - 1;
-                let (hix, tix) = (head & mask, tail & mask);
-                return if hix < tix {
-                    tix - hix
-                } else if hix > tix {
-                    self.cap - hix + tix
-                } else if tail == head {
-                    0
-                } else {
-                    self.cap
-                };
+                return self.count(head, tail);
             }
+        }
+    }
+
+    /// [`len`](Self::len) while `tail` cannot move (the core lock held with
+    /// [`SLOW`] set, or on the one producer's side): `head` read after
+    /// `tail` then never passes it, so one read of each is a consistent
+    /// pair.
+    #[inline]
+    pub(super) fn len_stable(&self) -> usize {
+        let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
+        let head = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
+        self.count(head, tail)
+    }
+
+    /// Values between positions `head` and `tail` (`head` not past `tail`).
+    #[inline(always)]
+    fn count(&self, head: usize, tail: usize) -> usize {
+        let mask = self.one_lap - 1;
+        let (hix, tix) = (head & mask, tail & mask);
+        if hix < tix {
+            tix - hix
+        } else if hix > tix {
+            self.cap - hix + tix
+        } else if tail == head {
+            0
+        } else {
+            self.cap
         }
     }
 }
