@@ -234,7 +234,7 @@ impl<T> Ring<T> {
     /// claimed or ready. Then only a locked send adds one, so the answer
     /// holds while the lock is held. `false` may still mean a take finds
     /// nothing (another consumer's claim in between).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn is_empty_locked(&self) -> bool {
         match self {
             Ring::Array(a) => a.is_empty_locked(),
