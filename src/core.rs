@@ -1371,12 +1371,10 @@ impl<T> Chan<T> {
         self.poll_send_missed(w, cx, missed)
     }
 
-    /// [`poll_send`](Self::poll_send) past the ring's fast path, with the
-    /// value its ring attempt `missed` (if it made one). Kept off the ring
-    /// (`SLOW`: most often a receiver waits), one locked attempt, as
-    /// [`poll_send_slow`](Self::poll_send_slow) would make first (`SLOW`
-    /// makes the ring look free, so no wait is predicted), without that
-    /// function's larger frame; everything else is `poll_send_slow`'s.
+    /// [`poll_send`](Self::poll_send) past the ring's fast path: with the
+    /// value its ring attempt `missed`, if it made one,
+    /// [`poll_send_missed_ring`](Self::poll_send_missed_ring); otherwise
+    /// (registered, or the "full" hint) [`poll_send_slow`](Self::poll_send_slow).
     #[inline(never)]
     fn poll_send_missed(
         &self,
@@ -1391,7 +1389,13 @@ impl<T> Chan<T> {
         }
     }
 
-    /// [`poll_send_missed`](Self::poll_send_missed) with the value.
+    /// An unregistered send whose ring attempt failed, with its value.
+    /// Kept off the ring (`SLOW`: most often a receiver waits), one locked
+    /// attempt, as [`poll_send_slow`](Self::poll_send_slow) would make
+    /// first (`SLOW` makes the ring look free, so no wait is predicted),
+    /// without that function's larger frame; a full channel then waits
+    /// there without a second attempt ([`Tried::Lock`]), and a full ring
+    /// (not `SLOW`) goes there as it did.
     #[inline(never)]
     fn poll_send_missed_ring(
         &self,
