@@ -365,9 +365,9 @@ impl<T> Chan<T> {
     /// cloneable senders and a ring, other senders are first kept off the
     /// ring's fast path (`SLOW`), so that the room found stays there for the
     /// lock holder; the one spmc producer is the caller or waits. So `tail`
-    /// does not move meanwhile, and the ring is counted with one read of
-    /// each end. A receiver's look, with the spmc producer perhaps sending,
-    /// is [`has_space_now`](Self::has_space_now).
+    /// does not move meanwhile, and a bounded ring is counted with one read
+    /// of each end ([`Ring::len_stable`]). A receiver's look, with the spmc
+    /// producer perhaps sending, is [`has_space_now`](Self::has_space_now).
     #[inline]
     fn has_space(&self, st: &State<T>) -> bool {
         self.exclude_senders();
