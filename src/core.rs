@@ -91,13 +91,10 @@ pub(crate) struct State<T> {
 /// What an async send tried before `Chan::poll_send_slow`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Tried {
-    /// Nothing: registered, or the "full" hint skipped the ring.
+    /// Nothing: registered, or the channel has no ring.
     Nothing,
     /// The ring's fast path, which failed.
     Ring,
-    /// The ring (kept off it by `SLOW`) and one locked attempt, which
-    /// found the channel full.
-    Lock,
 }
 
 /// The shared channel.
@@ -1373,8 +1370,10 @@ impl<T> Chan<T> {
 
     /// [`poll_send`](Self::poll_send) past the ring's fast path: with the
     /// value its ring attempt `missed`, if it made one,
-    /// [`poll_send_missed_ring`](Self::poll_send_missed_ring); otherwise
-    /// (registered, or the "full" hint) [`poll_send_slow`](Self::poll_send_slow).
+    /// [`poll_send_missed_ring`](Self::poll_send_missed_ring); an
+    /// unregistered send the "full" hint kept off the ring, straight to
+    /// its wait ([`wait_send_async`](Self::wait_send_async)); otherwise
+    /// (registered, or no ring) [`poll_send_slow`](Self::poll_send_slow).
     #[inline(never)]
     fn poll_send_missed(
         &self,
@@ -1382,10 +1381,13 @@ impl<T> Chan<T> {
         cx: &mut Context<'_>,
         missed: Option<T>,
     ) -> Poll<Result<(), T>> {
-        // Both calls in tail position, so that this saves no registers.
+        // Every call in tail position, so that this saves no registers.
         match missed {
-            None => self.poll_send_slow(w, cx, Tried::Nothing),
             Some(v) => self.poll_send_missed_ring(w, cx, v),
+            // Unregistered, with a ring: the "full" hint kept it off the
+            // ring, so it most likely waits.
+            None if self.ring.is_some() && !w.wait.registered => self.wait_send_async(w, cx, true),
+            None => self.poll_send_slow(w, cx, Tried::Nothing),
         }
     }
 
@@ -1394,8 +1396,9 @@ impl<T> Chan<T> {
     /// attempt, as [`poll_send_slow`](Self::poll_send_slow) would make
     /// first (`SLOW` makes the ring look free, so no wait is predicted),
     /// without that function's larger frame; a full channel then waits
-    /// there without a second attempt ([`Tried::Lock`]), and a full ring
-    /// (not `SLOW`) goes there as it did.
+    /// ([`wait_send_async`](Self::wait_send_async), no second attempt
+    /// before the registration's look), and a full ring (not `SLOW`) goes
+    /// to `poll_send_slow` as it did.
     #[inline(never)]
     fn poll_send_missed_ring(
         &self,
@@ -1403,18 +1406,22 @@ impl<T> Chan<T> {
         cx: &mut Context<'_>,
         v: T,
     ) -> Poll<Result<(), T>> {
-        let (v, tried) = if self.ring.as_ref().is_some_and(|ring| ring.is_slow()) {
+        if self.ring.as_ref().is_some_and(|ring| ring.is_slow()) {
             match self.try_send_locked(v) {
-                Ok(()) => return Poll::Ready(Ok(())),
-                Err(TrySendError::Disconnected(v)) => return Poll::Ready(Err(v)),
-                Err(TrySendError::Full(v)) => (v, Tried::Lock),
+                Ok(()) => Poll::Ready(Ok(())),
+                Err(TrySendError::Disconnected(v)) => Poll::Ready(Err(v)),
+                Err(TrySendError::Full(v)) => {
+                    let (_, value, _) = w.as_mut().project();
+                    *value = Some(v);
+                    let hinted = self.full.0.load(Ordering::Relaxed);
+                    self.wait_send_async(w, cx, hinted)
+                }
             }
         } else {
-            (v, Tried::Ring)
-        };
-        let (_, value, _) = w.as_mut().project();
-        *value = Some(v);
-        self.poll_send_slow(w, cx, tried)
+            let (_, value, _) = w.as_mut().project();
+            *value = Some(v);
+            self.poll_send_slow(w, cx, Tried::Ring)
+        }
     }
 
     /// `tried`: what the caller has just tried (the ring's fast path, so
@@ -1423,11 +1430,11 @@ impl<T> Chan<T> {
     #[inline(never)]
     fn poll_send_slow(
         &self,
-        w: Pin<&mut SendWait<T>>,
+        mut w: Pin<&mut SendWait<T>>,
         cx: &mut Context<'_>,
         tried: Tried,
     ) -> Poll<Result<(), T>> {
-        let (node, value, registered) = w.project();
+        let (node, value, registered) = w.as_mut().project();
         if *registered {
             match self.poll_send_wait(&node, registered, cx.waker()) {
                 Poll::Pending => return Poll::Pending,
@@ -1488,7 +1495,6 @@ impl<T> Chan<T> {
             || match tried {
                 Tried::Nothing => false,
                 Tried::Ring => self.ring.as_ref().is_some_and(|ring| !ring.looks_free()),
-                Tried::Lock => true,
             };
         let v = if predicted {
             v
@@ -1504,6 +1510,25 @@ impl<T> Chan<T> {
                 Err(TrySendError::Full(v)) => v,
             }
         };
+        *value = Some(v);
+        self.wait_send_async(w, cx, hinted)
+    }
+
+    /// An async send that most likely waits (the "full" hint, or an attempt
+    /// that found no room): the waker is cloned first and the lock taken
+    /// once, to register or, if room turned up, to send. Its value is in
+    /// the future (`SendWait`'s value); `hinted`: the hint was set when the
+    /// caller read it.
+    #[inline(never)]
+    fn wait_send_async(
+        &self,
+        w: Pin<&mut SendWait<T>>,
+        cx: &mut Context<'_>,
+        hinted: bool,
+    ) -> Poll<Result<(), T>> {
+        let (node, value, registered) = w.project();
+        debug_assert!(!*registered);
+        assert!(value.is_some(), "SendFuture polled after completion");
         let waker = cx.waker().clone();
         let mut st = self.lock();
         if self.ring.is_some() {
@@ -1530,10 +1555,26 @@ impl<T> Chan<T> {
                 debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
                 st.send_waiters.push_back(&node);
             }
-            *value = Some(v);
             *registered = true;
             return Poll::Pending;
         }
+        self.send_or_wait_locked(st, node, value, registered, waker, hinted)
+    }
+
+    /// [`wait_send_async`](Self::wait_send_async) past its "surely full"
+    /// look, under the lock: the general attempt, which sends (to a waiting
+    /// receiver or into the channel) or registers.
+    #[inline(never)]
+    fn send_or_wait_locked(
+        &self,
+        mut st: Guard<'_, T>,
+        node: Slot<'_, T>,
+        value: &mut Option<T>,
+        registered: &mut bool,
+        waker: Waker,
+        hinted: bool,
+    ) -> Poll<Result<(), T>> {
+        let v = value.take().expect("the caller left the value in place");
         let mut d = Deferred::new();
         let (r, unused) = match self.try_push(&mut st, v, &mut d) {
             Ok(()) => {
