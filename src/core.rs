@@ -202,6 +202,34 @@ impl<'a, T> Slot<'a, T> {
     }
 }
 
+impl<T> Slot<'_, T> {
+    /// Links this wait's task node at the back of `list` with `waker`. A
+    /// node not made yet is made in place already linked, each field
+    /// written once, rather than made, then given its waker and links.
+    ///
+    /// # Safety
+    ///
+    /// Under the core lock; the node is not linked, and its wait is pinned
+    /// in a future whose `Drop` unlinks it (I2, I3).
+    #[inline(always)]
+    unsafe fn link_task(&self, list: &mut List<T>, waker: Waker) {
+        // SAFETY: the fields are borrowed for the slot's life (`Slot::new`);
+        // a node not made yet has no reference to it (see `deref`), and the
+        // caller's contract covers the rest.
+        unsafe {
+            if !*self.init {
+                let node = (*self.node).write(Node::task_for_back(list, waker));
+                *self.init = true;
+                list.link_made(node);
+            } else {
+                let node = (*self.node).assume_init_ref();
+                node.install_waker(waker);
+                list.push_back(node);
+            }
+        }
+    }
+}
+
 impl<T> std::ops::Deref for Slot<'_, T> {
     type Target = Node<T>;
 
@@ -1551,9 +1579,8 @@ impl<T> Chan<T> {
             // in the future, whose `Drop` unlinks it (I2). The value stays
             // in the future until a slot is granted (`cap > 0`: a ring).
             unsafe {
-                node.install_waker(waker);
                 debug_assert!(self.flavor == Flavor::Mpmc || st.send_waiters.is_empty());
-                st.send_waiters.push_back(&node);
+                node.link_task(&mut st.send_waiters, waker);
             }
             *registered = true;
             return Poll::Pending;
@@ -2048,7 +2075,7 @@ impl<T> Chan<T> {
         if st.send_waiters.is_empty() && st.senders != 0 && self.surely_empty(&st) {
             // SAFETY: a task node, under the lock (I3); pinned in the
             // future, whose `Drop` unlinks it (I2).
-            unsafe { Self::register_recv(&mut st, &node, new) };
+            unsafe { node.link_task(&mut st.recv_waiters, new) };
             *registered = true;
             return Poll::Pending;
         }

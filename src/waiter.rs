@@ -242,6 +242,26 @@ impl<T> Node<T> {
         Node::new(true)
     }
 
+    /// A pending future's node, made to be linked at the back of `list` at
+    /// once ([`List::link_made`]) with `waker` installed: its links are
+    /// what [`List::push_back`] would write, so each field is written once
+    /// (a registration's stores are what its next locked instruction waits
+    /// for).
+    #[inline(always)]
+    pub(crate) fn task_for_back(list: &List<T>, waker: Waker) -> Self {
+        Node {
+            next: UnsafeCell::new(None),
+            prev: UnsafeCell::new(list.tail),
+            linked: UnsafeCell::new(true),
+            task: true,
+            state: AtomicU8::new(WAITING),
+            value: UnsafeCell::new(None),
+            waiter: UnsafeCell::new(Some(Waiter::Task(waker))),
+            select: None,
+            _pin: PhantomPinned,
+        }
+    }
+
     pub(crate) fn is_task(&self) -> bool {
         self.task
     }
@@ -515,6 +535,28 @@ impl<T> List<T> {
         self.tail = Some(ptr);
     }
 
+    /// Links `node`, made by [`Node::task_for_back`] for this list with no
+    /// change to the list since, at the back.
+    ///
+    /// # Safety
+    ///
+    /// As for [`push_back`](Self::push_back); under the same lock trip as
+    /// the node was made in (so `tail` is still its `prev`).
+    #[inline(always)]
+    pub(crate) unsafe fn link_made(&mut self, node: &Node<T>) {
+        let ptr = NonNull::from(node);
+        // SAFETY: under the core lock (I1); `tail`, if any, is linked and so
+        // valid (I2).
+        unsafe {
+            debug_assert!(node.is_linked() && node.prev.with(|p| *p) == self.tail);
+            match self.tail {
+                Some(tail) => tail.as_ref().next.with_mut(|p| *p = Some(ptr)),
+                None => self.head = Some(ptr),
+            }
+        }
+        self.tail = Some(ptr);
+    }
+
     /// The oldest node that can still be notified, left linked. A selecting
     /// thread's node whose selector is already claimed by another channel
     /// (or gave up) is unlinked and released on the way; a live one is
@@ -605,8 +647,11 @@ impl<T> List<T> {
         // SAFETY: `node` and its neighbours are linked, so valid (I2).
         unsafe {
             let n = node.as_ref();
-            let prev = n.prev.with_mut(|p| (*p).take());
-            let next = n.next.with_mut(|p| (*p).take());
+            // Read, not cleared: an unlinked node's links are never read
+            // (`linked` says whether it is in a list), and linking writes
+            // both again.
+            let prev = n.prev.with(|p| *p);
+            let next = n.next.with(|p| *p);
             match prev {
                 Some(prev) => prev.as_ref().next.with_mut(|p| *p = next),
                 None => self.head = next,
