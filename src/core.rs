@@ -700,10 +700,11 @@ impl<T> Chan<T> {
         // SAFETY: just popped under the lock: valid and ours to notify (I4).
         let n = unsafe { node.as_ref() };
         if self.hands_tasks {
-            // Counted before the task can see its value and release it.
-            if self.holds && self.held.fetch_add(ONE_HELD, Ordering::Relaxed) & SEND_WAITING != 0 {
-                // No sender waits: a sender that waited left the bit set.
-                self.sync_send_waiting(&st);
+            // Counted before the task can see its value and release it. No
+            // sender waits, so the "a sender waits" bit needs no change (a
+            // set one is stale: see `sync_send_waiting`).
+            if self.holds {
+                self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
             }
             // SAFETY: a task node, under the lock (I3).
             unsafe { n.put_value(Some(value)) };
@@ -846,14 +847,21 @@ impl<T> Chan<T> {
     }
 
     /// Keeps the "a sender waits" bit set while senders wait and a task
-    /// holds a value, clear once no sender waits, writing only when it
-    /// changes.
+    /// holds a value, writing only when it changes.
     ///
     /// The bit only matters while a task holds a value (a release then has
     /// a slot to give), so it is set only then: `held` grows only under the
     /// lock, and [`hand_off`](Self::hand_off) sets the bit when it makes
     /// `held` non-zero while senders wait. A channel whose senders wait
     /// while no task holds anything pays no atomic write for it.
+    ///
+    /// A bit no longer needed (no sender waits) stays set, as the ring's
+    /// flag does: the next release finds it, takes the lock, serves nobody
+    /// and clears it then ([`serve_sender_after`](Self::serve_sender_after)).
+    /// A served sender most often waits again at its next send (on
+    /// `bounded(1)` at every value), so clearing the bit at each serve and
+    /// raising it at each wait would cost two read-modify-writes per value
+    /// where a stale bit costs one lock trip when the senders stop waiting.
     fn sync_send_waiting(&self, st: &State<T>) {
         self.mark_send_waiting(!st.send_waiters.is_empty());
     }
@@ -874,14 +882,10 @@ impl<T> Chan<T> {
                 ring.set_head_flag(ring::SEND_WAITING, true);
             }
         }
-        let word = self.held.load(Ordering::Relaxed);
-        let have = word & SEND_WAITING != 0;
-        let want = waiting && (have || word >= ONE_HELD);
-        if want != have {
-            if want {
+        if waiting {
+            let word = self.held.load(Ordering::Relaxed);
+            if word & SEND_WAITING == 0 && word >= ONE_HELD {
                 self.held.fetch_or(SEND_WAITING, Ordering::AcqRel);
-            } else {
-                self.held.fetch_and(!SEND_WAITING, Ordering::AcqRel);
             }
         }
     }
@@ -1833,6 +1837,10 @@ impl<T> Chan<T> {
         }
         let mut d = Deferred::new();
         self.refill(&mut st, &mut d);
+        if st.send_waiters.is_empty() && self.held.load(Ordering::Relaxed) & SEND_WAITING != 0 {
+            // A stale bit (`sync_send_waiting`): nobody waits now.
+            self.held.fetch_and(!SEND_WAITING, Ordering::AcqRel);
+        }
         drop(st);
         self.finish_take(v, d)
     }
