@@ -506,12 +506,22 @@ impl<T> Chan<T> {
     /// its sink, holding the grant): until it uses or returns the grant
     /// through the lock it has no other send in flight, so the fast path
     /// needs no fence around the room.
+    ///
+    /// On `bounded(1)` the grant takes the one slot, so no fast send could
+    /// use the ring while it is outstanding anyway: nothing is reserved, and
+    /// `SLOW` (set by the caller's count, and kept by `settle_slow` while a
+    /// grant is not reserved) keeps the producers on the locked path, which
+    /// counts the grant. That saves the reservation's two read-modify-writes
+    /// on `tail` per grant, one per value where senders wait on every value.
     #[inline]
     fn grant(&self, st: &mut State<T>) {
         st.granted += 1;
         if let Some(ring) = &self.ring {
-            if self.flavor == Flavor::Mpmc && !ring.reserve() {
-                ring.set_slow();
+            if self.flavor == Flavor::Mpmc {
+                debug_assert!(ring.is_slow(), "the caller counted the room");
+                if st.cap > 1 && !ring.reserve() {
+                    ring.set_slow();
+                }
             }
         }
     }
