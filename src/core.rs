@@ -31,15 +31,18 @@
 //!   `held` (a value handed to a task, on bounded channels that hand tasks
 //!   their values) counts until the task takes it, and keeps the ring's
 //!   `SLOW` flag set meanwhile, so that the producers count it;
-//! - `held` lives outside the lock, in one word with the "a sender waits"
-//!   bit, so that a task taking its value releases the slot with one atomic
-//!   subtraction, and takes the lock only if the bit is set. The bit is set
-//!   (under the lock) while senders wait and a task holds a value: by a
-//!   sender registering while `held > 0`, or by the hand-off that makes
-//!   `held` non-zero while senders wait. Both are read-modify-writes on the
-//!   word the release subtracts from, so whichever comes second sees the
-//!   other, and a freed slot always reaches a waiting sender. With a ring the
-//!   same handshake is the ring's `SEND_WAITING` flag on its `head` word;
+//! - `held` is two counts: the hand-offs, under the lock (a plain write
+//!   where the hand-off happens), and the takes, outside it, in one word
+//!   with the "a sender waits" bit, so that a task taking its value
+//!   releases the slot with one atomic addition, and takes the lock only if
+//!   the bit is set. The bit is set (under the lock) while senders wait and
+//!   a task holds a value: by a sender registering while `held > 0`, or by
+//!   the hand-off that makes `held` non-zero while senders wait; a bit no
+//!   longer needed stays set until a take finds nobody to serve. Setting it
+//!   is a read-modify-write on the word the takes add to, so whichever comes
+//!   second sees the other, and a freed slot always reaches a waiting
+//!   sender. With a ring the same handshake is the ring's `SEND_WAITING`
+//!   flag on its `head` word;
 //! - a waiting sender carries its value in its node, except an async sender
 //!   on a channel with `cap > 0`, which keeps it and is granted a slot
 //!   instead, so that a cancelled send never enqueues its value.
@@ -67,8 +70,10 @@ pub(crate) enum Flavor {
     Mpmc,
 }
 
-/// In [`Chan::held`]: a sender waits (bit 0); the held count is above it.
+/// In [`Chan::taken`]: a sender waits (bit 0); the count of taken values
+/// is above it.
 const SEND_WAITING: usize = 1;
+/// One value in [`Chan::taken`] and [`State::handed`].
 const ONE_HELD: usize = 2;
 
 pub(crate) struct State<T> {
@@ -86,6 +91,12 @@ pub(crate) struct State<T> {
     /// Grants taken back by a panicking wake-up path (see `put_back`): the
     /// next granted sender to look finds its grant void.
     revoked: usize,
+    /// Values handed to tasks (only where `Chan::holds`), in `ONE_HELD`
+    /// units, wrapping: those not yet taken are `handed - taken`
+    /// ([`Chan::held`]). Counted here, under the lock, where a hand-off
+    /// happens, so that it needs no read-modify-write; the tasks count
+    /// their takes without the lock, in [`Chan::taken`].
+    handed: usize,
 }
 
 /// What an async send tried before `Chan::poll_send_slow`.
@@ -100,9 +111,12 @@ enum Tried {
 /// The shared channel.
 pub(crate) struct Chan<T> {
     state: Mutex<State<T>>,
-    /// `held * ONE_HELD | SEND_WAITING`: values handed to tasks and not yet
-    /// taken (only where `holds`), and whether a sender waits.
-    held: AtomicUsize,
+    /// `taken * ONE_HELD | SEND_WAITING`, wrapping: values handed to tasks
+    /// that their tasks have taken (only where `holds`; the hand-offs are
+    /// [`State::handed`]), and whether a sender waits. A take adds to it
+    /// with one read-modify-write, which also tells the taker whether it
+    /// must serve a sender.
+    taken: AtomicUsize,
     cap: Option<usize>,
     /// A waiting task is handed its value in its node, rather than woken to
     /// take it from the ring: without a ring, and on rings where that keeps
@@ -356,8 +370,9 @@ impl<T> Chan<T> {
                 send_waiters: List::new(),
                 granted: 0,
                 revoked: 0,
+                handed: 0,
             }),
-            held: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
             cap,
             // A task holding a value keeps the ring's `SLOW` flag set (the
             // producer's locked path counts `held`) until a locked send
@@ -414,8 +429,17 @@ impl<T> Chan<T> {
     /// and granted slots count too).
     #[inline]
     fn fits(&self, st: &State<T>, queued: usize) -> bool {
-        let held = self.held.load(Ordering::Relaxed) / ONE_HELD;
-        queued + held + st.granted < st.cap
+        queued + self.held(st) + st.granted < st.cap
+    }
+
+    /// Values handed to tasks and not yet taken (under the lock). A take
+    /// not yet visible here counts as held: too little room is found, and
+    /// the "a sender waits" handshake makes that take serve a sender that
+    /// waits for it (see `mark_send_waiting`).
+    #[inline]
+    fn held(&self, st: &State<T>) -> usize {
+        let taken = self.taken.load(Ordering::Relaxed) & !SEND_WAITING;
+        st.handed.wrapping_sub(taken) / ONE_HELD
     }
 
     /// Values in the channel (in the queue and the ring).
@@ -491,7 +515,7 @@ impl<T> Chan<T> {
                 && st.receivers != 0
                 && st.queue.is_empty()
                 && st.granted == ring.reserved()
-                && self.held.load(Ordering::Relaxed) < ONE_HELD
+                && self.held(st) == 0
             {
                 ring.clear_slow();
             }
@@ -656,7 +680,7 @@ impl<T> Chan<T> {
         };
         if n.is_task() {
             if self.holds {
-                self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
+                st.handed = st.handed.wrapping_add(ONE_HELD);
                 // Now a task's release may free a slot a sender waits for.
                 self.sync_send_waiting(st);
             }
@@ -714,7 +738,7 @@ impl<T> Chan<T> {
             // sender waits, so the "a sender waits" bit needs no change (a
             // set one is stale: see `sync_send_waiting`).
             if self.holds {
-                self.held.fetch_add(ONE_HELD, Ordering::Relaxed);
+                st.handed = st.handed.wrapping_add(ONE_HELD);
             }
             // SAFETY: a task node, under the lock (I3).
             unsafe { n.put_value(Some(value)) };
@@ -832,7 +856,7 @@ impl<T> Chan<T> {
             // is in the count; one after it finds the flag and serves.
             // Raised only after the count, a slot freed in between would
             // reach nobody (the loom model `two_freed_slots_...`).
-            self.mark_send_waiting(true);
+            self.mark_send_waiting(st, true);
             if !self.has_space(st) {
                 break;
             }
@@ -873,14 +897,14 @@ impl<T> Chan<T> {
     /// raising it at each wait would cost two read-modify-writes per value
     /// where a stale bit costs one lock trip when the senders stop waiting.
     fn sync_send_waiting(&self, st: &State<T>) {
-        self.mark_send_waiting(!st.send_waiters.is_empty());
+        self.mark_send_waiting(st, !st.send_waiters.is_empty());
     }
 
     /// [`sync_send_waiting`](Self::sync_send_waiting) for `waiting`
     /// senders: also called with `true` before a sender that will most
     /// likely wait checks the room, so that one check suffices.
     #[inline]
-    fn mark_send_waiting(&self, waiting: bool) {
+    fn mark_send_waiting(&self, st: &State<T>, waiting: bool) {
         if let Some(ring) = &self.ring {
             // Set with a read-modify-write on `head`, before the caller
             // checks the room: a consumer's claim either comes first (the
@@ -892,11 +916,11 @@ impl<T> Chan<T> {
                 ring.set_head_flag(ring::SEND_WAITING, true);
             }
         }
-        if waiting {
-            let word = self.held.load(Ordering::Relaxed);
-            if word & SEND_WAITING == 0 && word >= ONE_HELD {
-                self.held.fetch_or(SEND_WAITING, Ordering::AcqRel);
-            }
+        if waiting && self.taken.load(Ordering::Relaxed) & SEND_WAITING == 0 && self.held(st) != 0 {
+            // A read-modify-write on the word the takes add to, before the
+            // caller counts the room: a take either comes first (the count
+            // sees it: `held`) or finds the bit and serves the sender.
+            self.taken.fetch_or(SEND_WAITING, Ordering::AcqRel);
         }
     }
 
@@ -1581,7 +1605,7 @@ impl<T> Chan<T> {
             // the count needs no second look once linked, as `wait_send`
             // takes. If it does not wait, a consumer finds the flag with
             // nobody to serve, once.
-            self.mark_send_waiting(true);
+            self.mark_send_waiting(&st, true);
         }
         if self.surely_full(&mut st) {
             // What `try_push` would find, without its deferred work: wait.
@@ -1847,9 +1871,9 @@ impl<T> Chan<T> {
         }
         let mut d = Deferred::new();
         self.refill(&mut st, &mut d);
-        if st.send_waiters.is_empty() && self.held.load(Ordering::Relaxed) & SEND_WAITING != 0 {
+        if st.send_waiters.is_empty() && self.taken.load(Ordering::Relaxed) & SEND_WAITING != 0 {
             // A stale bit (`sync_send_waiting`): nobody waits now.
-            self.held.fetch_and(!SEND_WAITING, Ordering::AcqRel);
+            self.taken.fetch_and(!SEND_WAITING, Ordering::AcqRel);
         }
         drop(st);
         self.finish_take(v, d)
@@ -2234,12 +2258,13 @@ impl<T> Chan<T> {
     }
 
     /// A task took `v`, a value that was `held` for it: the slot is free.
-    /// One subtraction on the word that also says whether a sender waits;
+    /// One addition to the count of takes, on the word that also says
+    /// whether a sender waits;
     /// only then is the lock needed, to serve that sender (and if its
     /// waker panics, `v` goes back to the channel, as after a ring pop).
     #[inline]
     fn release_held(&self, v: T) -> T {
-        let before = self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
+        let before = self.taken.fetch_add(ONE_HELD, Ordering::AcqRel);
         if before & SEND_WAITING != 0 {
             return self.serve_sender_after(v);
         }
@@ -2283,7 +2308,8 @@ impl<T> Chan<T> {
         match unsafe { node.take_value() } {
             Some(v) => {
                 if self.holds {
-                    self.held.fetch_sub(ONE_HELD, Ordering::AcqRel);
+                    // Given back rather than taken: no longer handed out.
+                    st.handed = st.handed.wrapping_sub(ONE_HELD);
                 }
                 self.deliver(&mut st, v, true, &mut d);
                 // If a waiting thread took the value, its room is free.
