@@ -798,6 +798,55 @@ fn reserved_grant_keeps_fast_sends_out_of_its_slot() {
     seen.assert_both("a value got in while s1 held a grant / did not");
 }
 
+/// mpmc `bounded(1)`: a take grants the one slot to a waiting async sender
+/// s1 without reserving it in the ring (no fast send could use a ring whose
+/// one slot is granted); `SLOW`, set by the take's count and kept while the
+/// grant is not reserved, keeps another producer's sends (racing on a
+/// second thread) on the locked path, which counts the grant: the values in
+/// the channel and the grant never exceed the one slot, and s1 gets in.
+#[test]
+fn unreserved_grant_keeps_the_one_slot() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (tx, rx) = mpmc::bounded_async::<u32>(1);
+        tx.try_send(0).unwrap();
+        let (c1, w1) = counting_waker();
+        let mut s1 = Box::pin(tx.send(10));
+        assert!(poll_once(&mut s1, &w1).is_pending());
+        let srx = rx.to_sync();
+        let r = thread::spawn(move || srx.try_recv());
+        let tx2 = tx.clone().into_sync();
+        let p = thread::spawn(move || {
+            (20..22)
+                .filter(|&v| tx2.try_send(v).is_ok())
+                .collect::<Vec<_>>()
+        });
+        let taken = r.join().unwrap();
+        let sent = p.join().unwrap();
+        let granted = wakes(&c1) > 0;
+        s.mark(granted);
+        assert!(rx.len() + usize::from(granted) <= 1, "over capacity");
+        assert!(sent.len() <= 1);
+        let mut got: Vec<u32> = taken.ok().into_iter().collect();
+        let mut want = vec![0];
+        want.extend(&sent);
+        if granted {
+            assert!(sent.is_empty(), "the granted slot was taken");
+            assert!(matches!(poll_once(&mut s1, &w1), Poll::Ready(Ok(()))));
+            want.push(10);
+        }
+        drop(s1);
+        while let Ok(v) = rx.try_recv() {
+            got.push(v);
+        }
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+    });
+    seen.assert_both("s1 was granted the slot / was not");
+}
+
 // ----- intrusive nodes: timeouts and the held handshake
 
 /// A blocked receiver's timeout (under loom it fires at any point) races a
@@ -872,6 +921,56 @@ fn held_release_races_a_registering_sender() {
         t.join().unwrap();
         assert_eq!(rx2.try_recv(), Ok(2));
     });
+}
+
+/// bounded(1): the "a sender waits" bit outlives the wait it was raised for
+/// (a served sender leaves it set, since it most often waits again). With
+/// the bit stale, a task takes its held value (the stale bit sends it to the
+/// lock, where it finds nobody to serve and clears the bit) while the
+/// producer, on another thread, registers its next send: in either order
+/// the send completes, and the values arrive in order.
+#[test]
+fn stale_send_waiting_bit_races_a_registering_sender() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (mut tx, rx) = spmc::bounded_async::<u32>(1);
+        let rx2 = rx.clone();
+        let (c, w) = counting_waker();
+        let mut f1 = Box::pin(rx.recv());
+        assert!(poll_once(&mut f1, &w).is_pending());
+        tx.try_send(1).unwrap();
+        {
+            let mut s2 = Box::pin(tx.send(2));
+            assert!(poll_once(&mut s2, &w).is_pending(), "held counts");
+            // The take serves the waiting send; the bit stays set.
+            assert_eq!(poll_once(&mut f1, &w), Poll::Ready(Ok(1)));
+            assert!(wakes(&c) >= 2, "the send was woken");
+            let mut f2 = Box::pin(rx2.recv());
+            assert!(poll_once(&mut f2, &w).is_pending());
+            // The granted send hands 2 to the waiting task: held again.
+            assert_eq!(poll_once(&mut s2, &w), Poll::Ready(Ok(())));
+            drop(s2);
+            let t = thread::spawn(move || {
+                let (_c3, w3) = counting_waker();
+                let mut s3 = Box::pin(tx.send(3));
+                match poll_once(&mut s3, &w3) {
+                    Poll::Pending => {
+                        loom::future::block_on(s3).unwrap();
+                        true
+                    }
+                    done => {
+                        assert_eq!(done, Poll::Ready(Ok(())));
+                        false
+                    }
+                }
+            });
+            assert_eq!(loom::future::block_on(f2), Ok(2));
+            s.mark(t.join().unwrap());
+        }
+        assert_eq!(rx.try_recv(), Ok(3));
+    });
+    seen.assert_both("the send registered before the take / found its room");
 }
 
 /// mpmc bounded(1): a pending task is handed the value of whichever of two
