@@ -1,4 +1,5 @@
-//! Soak: 10,000,000 values from one producer thread to eight consumers
+//! Soak: 10,000,000 values from one producer (a thread, or on `bounded(1)` a
+//! task, whose sends wait on nearly every value) to eight consumers
 //! competing on one channel, four blocking threads and four tasks on a tokio
 //! multi-thread runtime; each value must arrive exactly once (a bitmap marks
 //! each one; a bit set twice is a duplicate, a bit never set a loss), and
@@ -86,7 +87,16 @@ impl Seen {
     }
 }
 
-fn soak(cap: Option<usize>) {
+/// Where the producer runs.
+#[derive(Clone, Copy, Debug)]
+enum Producer {
+    /// A blocking `send` on the test's thread.
+    Thread,
+    /// `send().await` in a task on the consumers' runtime.
+    Task,
+}
+
+fn soak(cap: Option<usize>, producer: Producer) {
     let n = values();
     let (mut tx, rx) = match cap {
         Some(c) => spmc::bounded::<u64>(c),
@@ -147,10 +157,23 @@ fn soak(cap: Option<usize>) {
         .collect();
     drop(rx);
 
-    for v in 0..n {
-        tx.send(v).unwrap();
+    match producer {
+        Producer::Thread => {
+            for v in 0..n {
+                tx.send(v).unwrap();
+            }
+            drop(tx);
+        }
+        Producer::Task => {
+            let mut tx = tx.into_async();
+            rt.block_on(rt.spawn(async move {
+                for v in 0..n {
+                    tx.send(v).await.unwrap();
+                }
+            }))
+            .unwrap();
+        }
     }
-    drop(tx);
 
     let by_threads: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     let by_tasks: u64 = rt.block_on(async {
@@ -162,7 +185,7 @@ fn soak(cap: Option<usize>) {
     });
     let elapsed = start.elapsed();
     println!(
-        "soak {cap:?}: {n} values in {elapsed:.2?} ({:.1} M/s); threads got {by_threads}, tasks got {by_tasks}",
+        "soak {cap:?}, producer {producer:?}: {n} values in {elapsed:.2?} ({:.1} M/s); threads got {by_threads}, tasks got {by_tasks}",
         n as f64 / elapsed.as_secs_f64() / 1e6
     );
     assert_eq!(by_threads + by_tasks, n, "values lost or duplicated");
@@ -196,11 +219,22 @@ fn with_watchdog(name: &'static str, f: fn()) {
 #[test]
 #[ignore = "soak: run with `cargo test --release --test soak -- --ignored`"]
 fn soak_bounded_64_threads_and_tokio_tasks() {
-    with_watchdog("bounded(64)", || soak(Some(64)));
+    with_watchdog("bounded(64)", || soak(Some(64), Producer::Thread));
 }
 
 #[test]
 #[ignore = "soak: run with `cargo test --release --test soak -- --ignored`"]
 fn soak_unbounded_threads_and_tokio_tasks() {
-    with_watchdog("unbounded", || soak(None));
+    with_watchdog("unbounded", || soak(None, Producer::Thread));
+}
+
+/// `bounded(1)` with an async producer: its sends wait on nearly every value,
+/// so every value passes through the held count, the "a sender waits" bit
+/// and a grant (the paths of `src/core.rs`'s hand-off to tasks).
+#[test]
+#[ignore = "soak: run with `cargo test --release --test soak -- --ignored`"]
+fn soak_bounded_1_async_producer_threads_and_tokio_tasks() {
+    with_watchdog("bounded(1), async producer", || {
+        soak(Some(1), Producer::Task)
+    });
 }
