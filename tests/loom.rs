@@ -750,99 +750,80 @@ fn granted_send_handing_off_to_a_waiting_thread_regrants_the_slot() {
     });
 }
 
-/// mpmc bounded(2) full, one pending async send s1; a consumer thread frees
-/// both slots while a producer thread `try_send`s three values. The first
-/// freed slot is granted to s1 and reserved in the ring, and once a locked
-/// send has cleared `SLOW`, the producer's sends take the fast path: they
-/// must leave the reserved slot free, so that the values in the channel and
-/// the grant together never exceed the capacity, and s1 then gets in.
+/// mpmc `bounded(cap)` full, one pending async send s1; a consumer thread
+/// frees every slot (its first take grants s1 the slot it frees) while a
+/// producer thread `try_send`s `cap + 1` values past the fast path: the
+/// values in the channel and the grant together never exceed the capacity,
+/// a granted s1 then gets in, and every value comes out once. Returns
+/// whether s1 was granted and how many values the producer got in.
+fn grant_races_fast_sends(cap: u32) -> (bool, usize) {
+    let (tx, rx) = mpmc::bounded_async::<u32>(cap as usize);
+    for v in 0..cap {
+        tx.try_send(v).unwrap();
+    }
+    let (c1, w1) = counting_waker();
+    let mut s1 = Box::pin(tx.send(10));
+    assert!(poll_once(&mut s1, &w1).is_pending());
+    let srx = rx.to_sync();
+    let r = thread::spawn(move || (0..cap).map(|_| srx.try_recv()).collect::<Vec<_>>());
+    let tx2 = tx.clone().into_sync();
+    let p = thread::spawn(move || {
+        (20..21 + cap)
+            .filter(|&v| tx2.try_send(v).is_ok())
+            .collect::<Vec<_>>()
+    });
+    let taken = r.join().unwrap();
+    let sent = p.join().unwrap();
+    let granted = wakes(&c1) > 0;
+    assert!(
+        rx.len() + usize::from(granted) <= cap as usize,
+        "over capacity"
+    );
+    let mut got: Vec<u32> = taken.iter().filter_map(|t| t.ok()).collect();
+    let mut want: Vec<u32> = (0..cap).collect();
+    want.extend(&sent);
+    if granted {
+        assert!(matches!(poll_once(&mut s1, &w1), Poll::Ready(Ok(()))));
+        want.push(10);
+    }
+    drop(s1);
+    while let Ok(v) = rx.try_recv() {
+        got.push(v);
+    }
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    (granted, sent.len())
+}
+
+/// [`grant_races_fast_sends`] on bounded(2): the first freed slot is granted
+/// to s1 and reserved in the ring, and once a locked send has cleared
+/// `SLOW`, the producer's sends take the fast path: they must leave the
+/// reserved slot free, and a value of theirs may get in beside the grant.
 #[test]
 fn reserved_grant_keeps_fast_sends_out_of_its_slot() {
     let seen = Seen::default();
     let s = seen.clone();
     model(move || {
-        let (tx, rx) = mpmc::bounded_async::<u32>(2);
-        tx.try_send(0).unwrap();
-        tx.try_send(1).unwrap();
-        let (c1, w1) = counting_waker();
-        let mut s1 = Box::pin(tx.send(10));
-        assert!(poll_once(&mut s1, &w1).is_pending());
-        let srx = rx.to_sync();
-        let r = thread::spawn(move || [srx.try_recv(), srx.try_recv()]);
-        let tx2 = tx.clone().into_sync();
-        let p = thread::spawn(move || {
-            (20..23)
-                .filter(|&v| tx2.try_send(v).is_ok())
-                .collect::<Vec<_>>()
-        });
-        let taken = r.join().unwrap();
-        let sent = p.join().unwrap();
-        let granted = wakes(&c1) > 0;
-        s.mark(granted && !sent.is_empty());
-        assert!(rx.len() + usize::from(granted) <= 2, "over capacity");
-        let mut got: Vec<u32> = taken.iter().filter_map(|t| t.ok()).collect();
-        let mut want = vec![0, 1];
-        want.extend(&sent);
-        if granted {
-            assert!(matches!(poll_once(&mut s1, &w1), Poll::Ready(Ok(()))));
-            want.push(10);
-        }
-        drop(s1);
-        while let Ok(v) = rx.try_recv() {
-            got.push(v);
-        }
-        got.sort();
-        want.sort();
-        assert_eq!(got, want);
+        let (granted, sent) = grant_races_fast_sends(2);
+        s.mark(granted && sent > 0);
     });
     seen.assert_both("a value got in while s1 held a grant / did not");
 }
 
-/// mpmc `bounded(1)`: a take grants the one slot to a waiting async sender
-/// s1 without reserving it in the ring (no fast send could use a ring whose
-/// one slot is granted); `SLOW`, set by the take's count and kept while the
-/// grant is not reserved, keeps another producer's sends (racing on a
-/// second thread) on the locked path, which counts the grant: the values in
-/// the channel and the grant never exceed the one slot, and s1 gets in.
+/// [`grant_races_fast_sends`] on bounded(1): the take grants the one slot
+/// without reserving it in the ring (no fast send could use a ring whose one
+/// slot is granted); `SLOW`, set by the take's count and kept while the
+/// grant is not reserved, keeps the producer's sends on the locked path,
+/// which counts the grant, so none gets in beside it.
 #[test]
 fn unreserved_grant_keeps_the_one_slot() {
     let seen = Seen::default();
     let s = seen.clone();
     model(move || {
-        let (tx, rx) = mpmc::bounded_async::<u32>(1);
-        tx.try_send(0).unwrap();
-        let (c1, w1) = counting_waker();
-        let mut s1 = Box::pin(tx.send(10));
-        assert!(poll_once(&mut s1, &w1).is_pending());
-        let srx = rx.to_sync();
-        let r = thread::spawn(move || srx.try_recv());
-        let tx2 = tx.clone().into_sync();
-        let p = thread::spawn(move || {
-            (20..22)
-                .filter(|&v| tx2.try_send(v).is_ok())
-                .collect::<Vec<_>>()
-        });
-        let taken = r.join().unwrap();
-        let sent = p.join().unwrap();
-        let granted = wakes(&c1) > 0;
+        let (granted, sent) = grant_races_fast_sends(1);
+        assert!(!granted || sent == 0, "the granted slot was taken");
         s.mark(granted);
-        assert!(rx.len() + usize::from(granted) <= 1, "over capacity");
-        assert!(sent.len() <= 1);
-        let mut got: Vec<u32> = taken.ok().into_iter().collect();
-        let mut want = vec![0];
-        want.extend(&sent);
-        if granted {
-            assert!(sent.is_empty(), "the granted slot was taken");
-            assert!(matches!(poll_once(&mut s1, &w1), Poll::Ready(Ok(()))));
-            want.push(10);
-        }
-        drop(s1);
-        while let Ok(v) = rx.try_recv() {
-            got.push(v);
-        }
-        got.sort();
-        want.sort();
-        assert_eq!(got, want);
     });
     seen.assert_both("s1 was granted the slot / was not");
 }
