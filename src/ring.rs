@@ -1,5 +1,5 @@
 //! The data path outside the core lock: an array of slots for bounded
-//! channels ([`array`]), linked blocks of slots for unbounded ones
+//! channels ([`array`](mod@array)), linked blocks of slots for unbounded ones
 //! ([`blocks`]). "The ring" in the core means either.
 //!
 //! Values move through the ring without the lock; the core (`core.rs`)

@@ -1,5 +1,5 @@
 //! The producer side of a flavor, written once: `spmc` and `mpmc` each expand
-//! [`flavor!`] with their own sending receiver (`&mut self` or `&self`); the
+//! `flavor!` with their own sending receiver (`&mut self` or `&self`); the
 //! core does the work.
 
 /// Defines a flavor's constructors, `Sender` and `AsyncSender`.

@@ -10,7 +10,7 @@ use crate::core::{Chan, SendWait};
 use crate::error::{SendError, TrySendError};
 use crate::handle::SendHandle;
 
-/// An async sender as a [`Sink`](futures_sink::Sink), from `sink()` (borrows
+/// An async sender as a [`Sink`], from `sink()` (borrows
 /// the sender) or `into_sink()` (owns it) on [`spmc::AsyncSender`] and
 /// [`mpmc::AsyncSender`]. Use it with `futures::SinkExt` (`send`, `feed`,
 /// `send_all`) or as the target of `futures::StreamExt::forward`.
