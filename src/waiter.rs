@@ -245,8 +245,8 @@ impl<T> Node<T> {
     /// A pending future's node, made to be linked at the back of `list` at
     /// once ([`List::link_made`]) with `waker` installed: its links are
     /// what [`List::push_back`] would write, so each field is written once
-    /// (a registration's stores are what its next locked instruction waits
-    /// for).
+    /// rather than made empty and then written again (fewer stores and
+    /// instructions per registration).
     #[inline(always)]
     pub(crate) fn task_for_back(list: &List<T>, waker: Waker) -> Self {
         Node {
@@ -519,29 +519,26 @@ impl<T> List<T> {
     /// is unlinked: its owner unlinks it (or waits for its notifier) before
     /// the memory goes (I2).
     pub(crate) unsafe fn push_back(&mut self, node: &Node<T>) {
-        let ptr = NonNull::from(node);
-        // SAFETY: under the core lock (I1); `tail`, if any, is linked and so
-        // valid (I2).
+        // SAFETY: under the core lock (I1); the node's own links are its
+        // linker's to write, and with them written as `task_for_back` does,
+        // `link_made` finishes the link (the caller's contract covers it).
         unsafe {
             debug_assert!(!node.is_linked());
             node.prev.with_mut(|p| *p = self.tail);
             node.next.with_mut(|p| *p = None);
             node.linked.with_mut(|p| *p = true);
-            match self.tail {
-                Some(tail) => tail.as_ref().next.with_mut(|p| *p = Some(ptr)),
-                None => self.head = Some(ptr),
-            }
+            self.link_made(node);
         }
-        self.tail = Some(ptr);
     }
 
-    /// Links `node`, made by [`Node::task_for_back`] for this list with no
-    /// change to the list since, at the back.
+    /// Links `node` at the back, its own links already written for this
+    /// list (`prev` the tail, no `next`, marked linked): by
+    /// [`Node::task_for_back`], or by [`push_back`](Self::push_back).
     ///
     /// # Safety
     ///
-    /// As for [`push_back`](Self::push_back); under the same lock trip as
-    /// the node was made in (so `tail` is still its `prev`).
+    /// As for [`push_back`](Self::push_back); no change to the list since
+    /// the node's links were written (so `tail` is still its `prev`).
     #[inline(always)]
     pub(crate) unsafe fn link_made(&mut self, node: &Node<T>) {
         let ptr = NonNull::from(node);
