@@ -567,7 +567,9 @@ impl<T> Chan<T> {
 
     // ----- the queue, with its lock-free "non-empty" hint (under the lock)
 
-    #[inline]
+    /// Out of line, and on a ring's path without a frame (a tail call to
+    /// [`Ring::push_locked`]): in line it grew its callers' frames.
+    #[inline(never)]
     fn push_back(&self, st: &mut State<T>, value: T) {
         if let Some(ring) = &self.ring {
             self.exclude_senders();

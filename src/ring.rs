@@ -162,16 +162,23 @@ impl<T> Ring<T> {
     /// Sends under the core lock, on the producer's behalf, when the core's
     /// accounting says there is room. With several producers, [`SLOW`] is
     /// set first (`Chan::exclude_senders`), so that none of them claims a
-    /// position meanwhile.
-    #[inline]
+    /// position meanwhile. Out of line, without a frame on the array's
+    /// path (its rare wait is out of line too): the core's callers are
+    /// large and would otherwise save registers for it.
+    #[inline(never)]
     pub(crate) fn push_locked(&self, value: T) {
         match self {
             Ring::Array(a) => a.push_locked(value),
-            Ring::Blocks(b) => {
-                if b.push(value, true).is_err() {
-                    unreachable!("a locked push ignores SLOW and never runs out of room");
-                }
-            }
+            Ring::Blocks(b) => Self::push_blocks_locked(b, value),
+        }
+    }
+
+    /// [`push_locked`](Self::push_locked) on an unbounded ring: its own
+    /// frame, so that the array's path needs none.
+    #[inline(never)]
+    fn push_blocks_locked(b: &Blocks<T>, value: T) {
+        if b.push(value, true).is_err() {
+            unreachable!("a locked push ignores SLOW and never runs out of room");
         }
     }
 

@@ -247,7 +247,7 @@ impl<T> Array<T> {
     /// slot's last lap (it holds no lock, so this is short). With several
     /// producers, [`SLOW`] is set first (`Chan::exclude_senders`), so that
     /// none of them writes `tail` meanwhile.
-    #[inline]
+    #[inline(always)]
     pub(super) fn push_locked(&self, value: T) {
         // Under the lock nobody else writes `tail`: receivers set flags only
         // under the lock, and the producer is here or blocked (spmc), or
@@ -255,10 +255,33 @@ impl<T> Array<T> {
         let word = self.tail.0.load(Ordering::Relaxed);
         let pos = word >> FLAG_BITS;
         let slot = self.slot(pos);
+        if slot.stamp.load(Ordering::Acquire) != pos {
+            // In tail position: this path, which seldom waits, then keeps
+            // no registers for the loop.
+            return self.push_locked_waiting(value);
+        }
+        self.publish_locked(word, pos, slot, value);
+    }
+
+    /// [`push_locked`](Self::push_locked) once a consumer still reading the
+    /// slot's last lap has finished with it.
+    #[cold]
+    #[inline(never)]
+    fn push_locked_waiting(&self, value: T) {
+        let word = self.tail.0.load(Ordering::Relaxed);
+        let pos = word >> FLAG_BITS;
+        let slot = self.slot(pos);
         let mut step = 0;
         while slot.stamp.load(Ordering::Acquire) != pos {
             sync::snooze(&mut step);
         }
+        self.publish_locked(word, pos, slot, value);
+    }
+
+    /// Writes `value` to the slot at `pos` (free for it), then moves `tail`
+    /// (`word`, read under the lock) on and stamps the slot.
+    #[inline(always)]
+    fn publish_locked(&self, word: usize, pos: usize, slot: &Slot<T>, value: T) {
         // SAFETY: as in `try_push`: free for `pos`, and only the producer's
         // side writes it.
         slot.value.with_mut(|c| unsafe { (*c).write(value) });
