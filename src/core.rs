@@ -134,7 +134,22 @@ pub(crate) struct Chan<T> {
     /// one clone its waker before it takes the lock, and so register in one
     /// lock trip. Written only by async senders, only when it changes.
     full: Padded<AtomicBool>,
+    /// On `bounded(0)`: a blocking sender (a thread) waits with its value.
+    /// A hint for async receivers that spin for it
+    /// ([`spin_for_value`](Self::spin_for_value)), written under the lock
+    /// only when it changes, and only while a thread sends, so that tasks
+    /// alone never write it; it may stay set after a sender gave up (a
+    /// spinning receiver then just takes the lock sooner).
+    thread_sender_waits: Padded<AtomicBool>,
     flavor: Flavor,
+    /// Blocking sender handles alive (`Sender`s, not `AsyncSender`s). While
+    /// there are any, values most likely come from a thread of its own, so
+    /// an async receive that finds the ring empty spins briefly for the
+    /// next one before it waits ([`spin_for_value`](Self::spin_for_value)).
+    /// A hint that orders nothing, so a plain `std` atomic (loom need not
+    /// explore it), changed only when a handle is made, converted or
+    /// dropped.
+    blocking_senders: std::sync::atomic::AtomicUsize,
     /// The data path outside the lock (`ring.rs`); `None` on `bounded(0)`.
     ring: Option<Ring<T>>,
     /// The ring's fast path for this channel's shape and kind of producer
@@ -385,7 +400,9 @@ impl<T> Chan<T> {
             holds: hands_tasks && matches!(cap, Some(c) if c > 0),
             nonempty: Padded(AtomicBool::new(false)),
             full: Padded(AtomicBool::new(false)),
+            thread_sender_waits: Padded(AtomicBool::new(false)),
             flavor,
+            blocking_senders: std::sync::atomic::AtomicUsize::new(0),
             push: Ring::pusher(flavor == Flavor::Mpmc),
             ring,
         }
@@ -951,6 +968,9 @@ impl<T> Chan<T> {
         if st.cap == 0 {
             if let Some(node) = st.send_waiters.pop_claimed() {
                 self.sync_send_waiting(st);
+                if st.send_waiters.is_empty() {
+                    self.no_thread_sender_waits();
+                }
                 // SAFETY: just popped under the lock: valid and ours (I4).
                 let v = unsafe { node.as_ref().take_value() };
                 Self::notify(node, d);
@@ -981,11 +1001,23 @@ impl<T> Chan<T> {
         // node; room freed before them is served below.
         self.sync_send_waiting(st);
         if st.cap == 0 {
+            if !node.is_task() && !self.thread_sender_waits.0.load(Ordering::Relaxed) {
+                self.thread_sender_waits.0.store(true, Ordering::Relaxed);
+            }
             if let Some(r) = st.recv_waiters.pop_claimed() {
                 Self::notify(r, d);
             }
         } else if self.has_space(st) {
             self.serve_senders(st, d);
+        }
+    }
+
+    /// No sender waits any more (under the lock): clears the `bounded(0)`
+    /// hint for spinning receivers if it is set.
+    #[inline]
+    fn no_thread_sender_waits(&self) {
+        if self.thread_sender_waits.0.load(Ordering::Relaxed) {
+            self.thread_sender_waits.0.store(false, Ordering::Relaxed);
         }
     }
 
@@ -1081,6 +1113,25 @@ impl<T> Chan<T> {
 
     pub(crate) fn add_receiver(&self) {
         self.lock().receivers += 1;
+    }
+
+    /// A blocking sender handle is made (or converted from an async one).
+    pub(crate) fn add_blocking_sender(&self) {
+        self.blocking_senders
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A blocking sender handle is dropped (or converted to an async one).
+    pub(crate) fn drop_blocking_sender(&self) {
+        self.blocking_senders
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many blocking sender handles are alive (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn blocking_senders(&self) -> usize {
+        self.blocking_senders
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The last sender gone: every waiting receiver is woken, to drain what
@@ -1333,6 +1384,9 @@ impl<T> Chan<T> {
             };
             if removed && sender {
                 self.sync_send_waiting(&st);
+                if st.send_waiters.is_empty() {
+                    self.no_thread_sender_waits();
+                }
             }
             removed
         };
@@ -2112,6 +2166,15 @@ impl<T> Chan<T> {
     /// [`recv_locked`](Self::recv_locked)'s.
     #[inline(never)]
     fn wait_recv(&self, w: Pin<&mut RecvWait<T>>, waker: &Waker) -> Poll<Result<T, RecvError>> {
+        if self
+            .blocking_senders
+            .load(std::sync::atomic::Ordering::Relaxed)
+            != 0
+        {
+            if let Some(r) = self.spin_for_value() {
+                return Poll::Ready(r);
+            }
+        }
         let (node, registered) = w.project();
         let new = waker.clone();
         let mut st = self.lock();
@@ -2124,6 +2187,38 @@ impl<T> Chan<T> {
             return Poll::Pending;
         }
         self.recv_locked(st, &node, registered, new)
+    }
+
+    /// An async receive found nothing to take while a blocking sender is
+    /// alive: that producer runs on a thread of its own, most often on
+    /// another CPU, and its next value is usually a few hundred nanoseconds
+    /// away. Spin for it, briefly (the blocking receiver's spin, without its
+    /// yields: this is an executor's thread), before paying for a
+    /// registration, the producer's locked hand-off and the executor's
+    /// wake-up (on a multi-threaded runtime, a parked worker's, per value).
+    /// `Some`: taken from the ring. `None`: nothing came in time, or (no
+    /// ring) a thread sender now waits, whose value only the lock takes:
+    /// the caller goes on to the lock either way.
+    #[inline(never)]
+    fn spin_for_value(&self) -> Option<Result<T, RecvError>> {
+        let Some(ring) = &self.ring else {
+            // `bounded(0)` (or a queue without a ring, whose hint is
+            // `nonempty`): wait for the hint, then let the lock decide.
+            sync::spin(|| {
+                self.thread_sender_waits.0.load(Ordering::Relaxed)
+                    || self.nonempty.0.load(Ordering::Relaxed)
+            });
+            return None;
+        };
+        if !sync::spin(|| ring.looks_nonempty()) {
+            return None;
+        }
+        match ring.pop(false) {
+            Pop::Value(v, false) => Some(Ok(v)),
+            Pop::Value(v, true) => Some(Ok(self.serve_sender_after(v))),
+            Pop::Empty(true) => Some(Err(RecvError)),
+            Pop::Empty(false) | Pop::Slow | Pop::Again => None,
+        }
     }
 
     /// Under the lock, after [`announce_receiver`](Self::announce_receiver):

@@ -1,6 +1,6 @@
 //! Counted references to the core: each sender or receiver handle owns one,
 //! and converting between the blocking and async views moves it (the counts
-//! do not change).
+//! do not change, except the core's count of blocking senders).
 
 use std::ops::Deref;
 
@@ -10,8 +10,12 @@ use crate::sync::Arc;
 /// A receiver's share of the channel.
 pub(crate) struct RecvHandle<T>(pub(crate) Arc<Chan<T>>);
 
-/// A sender's share of the channel.
-pub(crate) struct SendHandle<T>(pub(crate) Arc<Chan<T>>);
+/// A sender's share of the channel, and whether it is a blocking
+/// sender's (counted in `Chan::blocking_senders`).
+pub(crate) struct SendHandle<T> {
+    chan: Arc<Chan<T>>,
+    blocking: bool,
+}
 
 impl<T> Deref for RecvHandle<T> {
     type Target = Chan<T>;
@@ -23,7 +27,7 @@ impl<T> Deref for RecvHandle<T> {
 impl<T> Deref for SendHandle<T> {
     type Target = Chan<T>;
     fn deref(&self) -> &Chan<T> {
-        &self.0
+        &self.chan
     }
 }
 
@@ -35,10 +39,35 @@ impl<T> Clone for RecvHandle<T> {
 }
 
 impl<T> SendHandle<T> {
-    /// Another sender (mpmc only: spmc never clones its producer).
+    /// Another sender of the same kind (mpmc only: spmc never clones its
+    /// producer).
     pub(crate) fn another(&self) -> Self {
-        self.0.add_sender();
-        SendHandle(self.0.clone())
+        self.chan.add_sender();
+        if self.blocking {
+            self.chan.add_blocking_sender();
+        }
+        SendHandle {
+            chan: self.chan.clone(),
+            blocking: self.blocking,
+        }
+    }
+
+    /// This share as a blocking sender's.
+    pub(crate) fn into_blocking(mut self) -> Self {
+        if !self.blocking {
+            self.chan.add_blocking_sender();
+            self.blocking = true;
+        }
+        self
+    }
+
+    /// This share as an async sender's.
+    pub(crate) fn into_nonblocking(mut self) -> Self {
+        if self.blocking {
+            self.chan.drop_blocking_sender();
+            self.blocking = false;
+        }
+        self
     }
 }
 
@@ -50,7 +79,10 @@ impl<T> Drop for RecvHandle<T> {
 
 impl<T> Drop for SendHandle<T> {
     fn drop(&mut self) {
-        self.0.drop_sender();
+        if self.blocking {
+            self.chan.drop_blocking_sender();
+        }
+        self.chan.drop_sender();
     }
 }
 
@@ -70,7 +102,7 @@ impl<T> SendHandle<T> {
     /// A reference to the channel that does not count as a sender (mpmc
     /// weak senders).
     pub(crate) fn downgrade(&self) -> WeakSendHandle<T> {
-        WeakSendHandle(self.0.clone())
+        WeakSendHandle(self.chan.clone())
     }
 }
 
@@ -79,10 +111,14 @@ impl<T> SendHandle<T> {
 pub(crate) struct WeakSendHandle<T>(Arc<Chan<T>>);
 
 impl<T> WeakSendHandle<T> {
-    /// A sender again, unless every sender is gone: once the count has
-    /// reached zero the channel is disconnected for good.
+    /// A sender again (an async sender's share), unless every sender is
+    /// gone: once the count has reached zero the channel is disconnected for
+    /// good.
     pub(crate) fn upgrade(&self) -> Option<SendHandle<T>> {
-        self.0.try_add_sender().then(|| SendHandle(self.0.clone()))
+        self.0.try_add_sender().then(|| SendHandle {
+            chan: self.0.clone(),
+            blocking: false,
+        })
     }
 
     /// Whether both weak handles refer to one channel.
@@ -101,11 +137,15 @@ impl<T> Clone for WeakSendHandle<T> {
     }
 }
 
-/// A new channel's two shares.
+/// A new channel's two shares (the sender's an async sender's).
 pub(crate) fn pair<T>(
     cap: Option<usize>,
     flavor: crate::core::Flavor,
 ) -> (SendHandle<T>, RecvHandle<T>) {
     let chan = Arc::new(Chan::new(cap, flavor));
-    (SendHandle(chan.clone()), RecvHandle(chan))
+    let tx = SendHandle {
+        chan: chan.clone(),
+        blocking: false,
+    };
+    (tx, RecvHandle(chan))
 }

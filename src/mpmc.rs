@@ -160,7 +160,9 @@ impl<T> WeakSender<T> {
     /// assert!(weak.upgrade().is_none());
     /// ```
     pub fn upgrade(&self) -> Option<Sender<T>> {
-        self.h.upgrade().map(|h| Sender { h })
+        self.h.upgrade().map(|h| Sender {
+            h: h.into_blocking(),
+        })
     }
 
     /// True if both weak senders belong to the same channel.
@@ -189,5 +191,47 @@ impl<T> fmt::Debug for WeakSender<T> {
         f.debug_struct("WeakSender")
             .field("capacity", &self.h.chan().capacity())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The core counts blocking sender handles (the hint for receivers
+    /// that spin): every way a `Sender` is made, converted or dropped.
+    #[test]
+    fn blocking_senders_are_counted() {
+        let (tx, _rx) = bounded::<u8>(1);
+        let weak = tx.downgrade();
+        let count = || weak.h.chan().blocking_senders();
+        assert_eq!(count(), 1);
+        let tx2 = tx.clone();
+        assert_eq!(count(), 2);
+        let atx = tx2.into_async();
+        assert_eq!(count(), 1);
+        let atx2 = atx.clone();
+        assert_eq!(count(), 1);
+        let tx3 = weak.upgrade().expect("senders are alive");
+        assert_eq!(count(), 2);
+        let sink = atx2.into_sink();
+        assert_eq!(count(), 2);
+        let tx4: Sender<u8> = atx.into();
+        assert_eq!(count(), 3);
+        drop((tx, tx3, sink));
+        assert_eq!(count(), 1);
+        let atx3: AsyncSender<u8> = tx4.into();
+        assert_eq!(count(), 0);
+        let tx5 = atx3.into_sync();
+        assert_eq!(count(), 1);
+        drop(tx5);
+        assert_eq!(count(), 0);
+        let (atx, _arx) = unbounded_async::<u8>();
+        let weak = atx.downgrade();
+        assert_eq!(weak.h.chan().blocking_senders(), 0);
+        let tx = atx.into_sync();
+        assert_eq!(weak.h.chan().blocking_senders(), 1);
+        drop(tx);
+        assert_eq!(weak.h.chan().blocking_senders(), 0);
     }
 }

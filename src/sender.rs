@@ -40,7 +40,7 @@ macro_rules! flavor {
         /// ```
         pub fn bounded<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
             let (tx, rx) = pair(Some(cap), $flavor);
-            (Sender { h: tx }, Receiver::new(rx))
+            (Sender { h: tx.into_blocking() }, Receiver::new(rx))
         }
 
         /// A channel without a capacity limit, with blocking handles: `send`
@@ -55,7 +55,7 @@ macro_rules! flavor {
         /// ```
         pub fn unbounded<T>() -> (Sender<T>, Receiver<T>) {
             let (tx, rx) = pair(None, $flavor);
-            (Sender { h: tx }, Receiver::new(rx))
+            (Sender { h: tx.into_blocking() }, Receiver::new(rx))
         }
 
         /// Like [`bounded`], with async handles.
@@ -188,7 +188,7 @@ macro_rules! flavor {
             /// assert_eq!(rx.recv(), Ok(1));
             /// ```
             pub fn into_async(self) -> AsyncSender<T> {
-                AsyncSender { h: self.h }
+                AsyncSender { h: self.h.into_nonblocking() }
             }
         }
 
@@ -342,7 +342,7 @@ macro_rules! flavor {
             /// assert_eq!(rx.try_recv(), Ok(1));
             /// ```
             pub fn into_sync(self) -> Sender<T> {
-                Sender { h: self.h }
+                Sender { h: self.h.into_blocking() }
             }
         }
 

@@ -202,6 +202,27 @@ fn send_wakes_pending_task_receiver() {
     }
 }
 
+/// A blocking sender on `bounded(0)` and a task receiver: with a blocking
+/// sender alive the receive first looks for a waiting thread sender (the
+/// spinning receiver's hint) and then takes the lock. Both values arrive, in
+/// order, each send returning only once its value is taken.
+#[test]
+fn rendezvous_thread_sender_feeds_task_receiver() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(0);
+        let arx = rx.into_async();
+        let r = thread::spawn(move || {
+            let a = loom::future::block_on(arx.recv());
+            let b = loom::future::block_on(arx.recv());
+            (a, b)
+        });
+        tx.send(1).unwrap();
+        tx.send(2).unwrap();
+        assert!(tx.is_empty());
+        assert_eq!(r.join().unwrap(), (Ok(1), Ok(2)));
+    });
+}
+
 // ----- (b) cancellation handoff
 
 /// Two pending async receivers; a send races with the drop of the oldest
