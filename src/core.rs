@@ -134,6 +134,11 @@ pub(crate) struct Chan<T> {
     /// one clone its waker before it takes the lock, and so register in one
     /// lock trip. Written only by async senders, only when it changes.
     full: Padded<AtomicBool>,
+    /// On `bounded(0)`: a blocking receiver (a thread) waits, so a send
+    /// would hand it its value at once. The mirror of
+    /// `thread_sender_waits`, for async senders that spin
+    /// ([`spin_for_room`](Self::spin_for_room)), written likewise.
+    thread_receiver_waits: Padded<AtomicBool>,
     /// On `bounded(0)`: a blocking sender (a thread) waits with its value.
     /// A hint for async receivers that spin for it
     /// ([`spin_for_value`](Self::spin_for_value)), written under the lock
@@ -150,6 +155,9 @@ pub(crate) struct Chan<T> {
     /// explore it), changed only when a handle is made, converted or
     /// dropped.
     blocking_senders: std::sync::atomic::AtomicUsize,
+    /// Blocking receiver handles alive: the mirror of `blocking_senders`,
+    /// for async sends that find no room ([`spin_for_room`](Self::spin_for_room)).
+    blocking_receivers: std::sync::atomic::AtomicUsize,
     /// The data path outside the lock (`ring.rs`); `None` on `bounded(0)`.
     ring: Option<Ring<T>>,
     /// The ring's fast path for this channel's shape and kind of producer
@@ -401,8 +409,10 @@ impl<T> Chan<T> {
             nonempty: Padded(AtomicBool::new(false)),
             full: Padded(AtomicBool::new(false)),
             thread_sender_waits: Padded(AtomicBool::new(false)),
+            thread_receiver_waits: Padded(AtomicBool::new(false)),
             flavor,
             blocking_senders: std::sync::atomic::AtomicUsize::new(0),
+            blocking_receivers: std::sync::atomic::AtomicUsize::new(0),
             push: Ring::pusher(flavor == Flavor::Mpmc),
             ring,
         }
@@ -832,6 +842,9 @@ impl<T> Chan<T> {
                 return Err(TrySendError::Full(value));
             }
             let node = st.recv_waiters.pop_front().expect("front exists");
+            if st.cap == 0 && st.recv_waiters.is_empty() {
+                self.no_thread_receiver_waits();
+            }
             self.hand_off(st, node, value, false, d);
             return Ok(());
         }
@@ -1012,6 +1025,15 @@ impl<T> Chan<T> {
         }
     }
 
+    /// No receiver waits any more (under the lock): clears the `bounded(0)`
+    /// hint for spinning senders if it is set.
+    #[inline]
+    fn no_thread_receiver_waits(&self) {
+        if self.thread_receiver_waits.0.load(Ordering::Relaxed) {
+            self.thread_receiver_waits.0.store(false, Ordering::Relaxed);
+        }
+    }
+
     /// No sender waits any more (under the lock): clears the `bounded(0)`
     /// hint for spinning receivers if it is set.
     #[inline]
@@ -1125,6 +1147,25 @@ impl<T> Chan<T> {
     pub(crate) fn drop_blocking_sender(&self) {
         self.blocking_senders
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A blocking receiver handle is made (or converted from an async one).
+    pub(crate) fn add_blocking_receiver(&self) {
+        self.blocking_receivers
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A blocking receiver handle is dropped (or converted to an async one).
+    pub(crate) fn drop_blocking_receiver(&self) {
+        self.blocking_receivers
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many blocking receiver handles are alive (for tests).
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn blocking_receivers(&self) -> usize {
+        self.blocking_receivers
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many blocking sender handles are alive (for tests).
@@ -1387,6 +1428,8 @@ impl<T> Chan<T> {
                 if st.send_waiters.is_empty() {
                     self.no_thread_sender_waits();
                 }
+            } else if removed && st.recv_waiters.is_empty() {
+                self.no_thread_receiver_waits();
             }
             removed
         };
@@ -1651,6 +1694,18 @@ impl<T> Chan<T> {
         let (node, value, registered) = w.project();
         debug_assert!(!*registered);
         assert!(value.is_some(), "SendFuture polled after completion");
+        if self
+            .blocking_receivers
+            .load(std::sync::atomic::Ordering::Relaxed)
+            != 0
+            && self.spin_for_room(value)
+        {
+            // Sent without a wait: the next send tries the ring first.
+            if hinted {
+                self.full.0.store(false, Ordering::Relaxed);
+            }
+            return Poll::Ready(Ok(()));
+        }
         let waker = cx.waker().clone();
         let mut st = self.lock();
         if self.ring.is_some() {
@@ -1731,6 +1786,34 @@ impl<T> Chan<T> {
         d.run();
         drop(unused);
         r
+    }
+
+    /// An async send is about to wait while a blocking receiver is alive:
+    /// the mirror of [`spin_for_value`](Self::spin_for_value). A consumer
+    /// thread, most often on another CPU, frees a slot (or, on
+    /// `bounded(0)`, comes back to wait for the next value) within
+    /// microseconds; spin for that briefly before paying for a
+    /// registration, the consumer's locked grant and the executor's
+    /// wake-up. True if the value went into the ring; otherwise it is still
+    /// in `value` and the caller goes on to the lock (on `bounded(0)`, where
+    /// a waiting thread receiver is handed it there).
+    #[inline(never)]
+    fn spin_for_room(&self, value: &mut Option<T>) -> bool {
+        let Some(ring) = &self.ring else {
+            sync::spin(|| self.thread_receiver_waits.0.load(Ordering::Relaxed));
+            return false;
+        };
+        if !sync::spin(|| ring.looks_free()) {
+            return false;
+        }
+        let v = value.take().expect("the caller checked the value");
+        match self.ring_push(ring, v) {
+            Ok(()) => true,
+            Err(v) => {
+                *value = Some(v);
+                false
+            }
+        }
     }
 
     /// Whether an async send on a ring channel would find no room and no
@@ -2077,6 +2160,9 @@ impl<T> Chan<T> {
             // SAFETY: pinned in this frame, which `wait_thread` leaves only
             // once the node is unlinked and published (I2).
             unsafe { st.recv_waiters.push_back(node) };
+            if st.cap == 0 && !self.thread_receiver_waits.0.load(Ordering::Relaxed) {
+                self.thread_receiver_waits.0.store(true, Ordering::Relaxed);
+            }
             drop(st);
             if !self.wait_thread(node, false, deadline) {
                 return Err(RecvTimeoutError::Timeout);

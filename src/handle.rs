@@ -7,8 +7,12 @@ use std::ops::Deref;
 use crate::core::Chan;
 use crate::sync::Arc;
 
-/// A receiver's share of the channel.
-pub(crate) struct RecvHandle<T>(pub(crate) Arc<Chan<T>>);
+/// A receiver's share of the channel, and whether it is a blocking
+/// receiver's (counted in `Chan::blocking_receivers`).
+pub(crate) struct RecvHandle<T> {
+    chan: Arc<Chan<T>>,
+    blocking: bool,
+}
 
 /// A sender's share of the channel, and whether it is a blocking
 /// sender's (counted in `Chan::blocking_senders`).
@@ -20,7 +24,7 @@ pub(crate) struct SendHandle<T> {
 impl<T> Deref for RecvHandle<T> {
     type Target = Chan<T>;
     fn deref(&self) -> &Chan<T> {
-        &self.0
+        &self.chan
     }
 }
 
@@ -31,10 +35,37 @@ impl<T> Deref for SendHandle<T> {
     }
 }
 
+/// Another receiver of the same kind.
 impl<T> Clone for RecvHandle<T> {
     fn clone(&self) -> Self {
-        self.0.add_receiver();
-        RecvHandle(self.0.clone())
+        self.chan.add_receiver();
+        if self.blocking {
+            self.chan.add_blocking_receiver();
+        }
+        RecvHandle {
+            chan: self.chan.clone(),
+            blocking: self.blocking,
+        }
+    }
+}
+
+impl<T> RecvHandle<T> {
+    /// This share as a blocking receiver's.
+    pub(crate) fn into_blocking(mut self) -> Self {
+        if !self.blocking {
+            self.chan.add_blocking_receiver();
+            self.blocking = true;
+        }
+        self
+    }
+
+    /// This share as an async receiver's.
+    pub(crate) fn into_nonblocking(mut self) -> Self {
+        if self.blocking {
+            self.chan.drop_blocking_receiver();
+            self.blocking = false;
+        }
+        self
     }
 }
 
@@ -73,7 +104,10 @@ impl<T> SendHandle<T> {
 
 impl<T> Drop for RecvHandle<T> {
     fn drop(&mut self) {
-        self.0.drop_receiver();
+        if self.blocking {
+            self.chan.drop_blocking_receiver();
+        }
+        self.chan.drop_receiver();
     }
 }
 
@@ -137,7 +171,7 @@ impl<T> Clone for WeakSendHandle<T> {
     }
 }
 
-/// A new channel's two shares (the sender's an async sender's).
+/// A new channel's two shares (both async handles' shares).
 pub(crate) fn pair<T>(
     cap: Option<usize>,
     flavor: crate::core::Flavor,
@@ -147,5 +181,9 @@ pub(crate) fn pair<T>(
         chan: chan.clone(),
         blocking: false,
     };
-    (tx, RecvHandle(chan))
+    let rx = RecvHandle {
+        chan,
+        blocking: false,
+    };
+    (tx, rx)
 }

@@ -234,4 +234,39 @@ mod tests {
         drop(tx);
         assert_eq!(weak.h.chan().blocking_senders(), 0);
     }
+
+    /// The same for blocking receiver handles (the hint for async senders
+    /// that spin).
+    #[test]
+    fn blocking_receivers_are_counted() {
+        let (tx, rx) = bounded::<u8>(1);
+        let count = || tx.h.blocking_receivers();
+        assert_eq!(count(), 1);
+        let rx2 = rx.clone();
+        assert_eq!(count(), 2);
+        let arx = rx2.into_async();
+        assert_eq!(count(), 1);
+        let arx2 = rx.to_async();
+        assert_eq!(count(), 1);
+        let rx3 = arx2.to_sync();
+        assert_eq!(count(), 2);
+        let arx3 = arx.clone();
+        assert_eq!(count(), 2);
+        let rx4: Receiver<u8> = arx.into();
+        assert_eq!(count(), 3);
+        let arx4: AsyncReceiver<u8> = rx4.into();
+        assert_eq!(count(), 2);
+        drop((rx, arx2, arx3, arx4));
+        assert_eq!(count(), 1);
+        let iter = rx3.into_iter();
+        assert_eq!(count(), 1);
+        drop(iter);
+        assert_eq!(count(), 0);
+        let (atx, arx) = bounded_async::<u8>(1);
+        assert_eq!(atx.h.blocking_receivers(), 0);
+        let rx = arx.into_sync();
+        assert_eq!(atx.h.blocking_receivers(), 1);
+        drop(rx);
+        assert_eq!(atx.h.blocking_receivers(), 0);
+    }
 }

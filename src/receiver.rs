@@ -60,7 +60,9 @@ pub struct AsyncReceiver<T> {
 
 impl<T> Receiver<T> {
     pub(crate) fn new(h: RecvHandle<T>) -> Self {
-        Receiver { h }
+        Receiver {
+            h: h.into_blocking(),
+        }
     }
 
     pub(crate) fn chan(&self) -> &Chan<T> {
@@ -182,7 +184,9 @@ impl<T> Receiver<T> {
     /// assert_eq!(futures::executor::block_on(rx.recv()), Ok(2));
     /// ```
     pub fn into_async(self) -> AsyncReceiver<T> {
-        AsyncReceiver { h: self.h }
+        AsyncReceiver {
+            h: self.h.into_nonblocking(),
+        }
     }
 
     /// An async receiver of the same channel (a new receiver, like a clone).
@@ -194,7 +198,9 @@ impl<T> Receiver<T> {
     /// # drop(arx);
     /// ```
     pub fn to_async(&self) -> AsyncReceiver<T> {
-        AsyncReceiver { h: self.h.clone() }
+        AsyncReceiver {
+            h: self.h.clone().into_nonblocking(),
+        }
     }
 }
 
@@ -316,7 +322,9 @@ impl<T> AsyncReceiver<T> {
     /// assert_eq!(rx.into_sync().recv(), Ok(1));
     /// ```
     pub fn into_sync(self) -> Receiver<T> {
-        Receiver { h: self.h }
+        Receiver {
+            h: self.h.into_blocking(),
+        }
     }
 
     /// A blocking receiver of the same channel (a new receiver, like a clone).
@@ -327,7 +335,9 @@ impl<T> AsyncReceiver<T> {
     /// assert_eq!(srx.receiver_count(), 2);
     /// ```
     pub fn to_sync(&self) -> Receiver<T> {
-        Receiver { h: self.h.clone() }
+        Receiver {
+            h: self.h.clone().into_blocking(),
+        }
     }
 
     pub(crate) fn chan(&self) -> &Chan<T> {

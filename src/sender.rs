@@ -197,6 +197,12 @@ macro_rules! flavor {
             /// `bounded(0)`: until a receiver has taken it). Fails only when
             /// every receiver is gone, giving the value back.
             ///
+            /// While a blocking [`Receiver`] of the channel is alive (a
+            /// consumer on a thread of its own), a send that finds no room
+            /// (on `bounded(0)`, no waiting receiver) first spins for about a
+            /// microsecond for that thread before it registers its waker.
+            /// Channels whose receivers are all async never spin.
+            ///
             /// # Cancel safety
             ///
             /// Dropping the pending future drops its value without enqueueing

@@ -223,6 +223,26 @@ fn rendezvous_thread_sender_feeds_task_receiver() {
     });
 }
 
+/// The mirror: a task sender on `bounded(0)` and a blocking receiver
+/// thread. With a blocking receiver alive the send first looks for a
+/// waiting thread receiver (the spinning sender's hint), then takes the
+/// lock. Both values arrive in order; each send completes once a receiver
+/// has its value.
+#[test]
+fn rendezvous_task_sender_feeds_thread_receiver() {
+    model(|| {
+        let (tx, rx) = spmc::bounded::<u32>(0);
+        let mut atx = tx.into_async();
+        let r = thread::spawn(move || (rx.recv(), rx.recv()));
+        loom::future::block_on(async {
+            atx.send(1).await.unwrap();
+            atx.send(2).await.unwrap();
+        });
+        assert!(atx.is_empty());
+        assert_eq!(r.join().unwrap(), (Ok(1), Ok(2)));
+    });
+}
+
 // ----- (b) cancellation handoff
 
 /// Two pending async receivers; a send races with the drop of the oldest

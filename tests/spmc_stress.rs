@@ -215,6 +215,33 @@ fn async_producer_feeds_threads_and_tasks() {
     }
 }
 
+/// An async producer feeding blocking worker threads only: with blocking
+/// receivers alive, a send that finds no room first spins for a consumer's
+/// freed slot (or, on `bounded(0)`, a waiting thread) before it waits.
+#[test]
+fn async_producer_feeds_worker_threads() {
+    for cap in [Some(0), Some(1), Some(64), None] {
+        watchdog(LIMIT, move || {
+            let rt = tokio_rt(2);
+            let (mut tx, rx) = async_chan(cap);
+            let threads: Vec<_> = (0..3)
+                .map(|_| {
+                    let rx = rx.to_sync();
+                    thread::spawn(move || drain_sync(rx))
+                })
+                .collect();
+            drop(rx);
+            rt.block_on(async move {
+                for i in 0..M {
+                    tx.send(i).await.unwrap();
+                }
+            });
+            let per: Vec<_> = threads.into_iter().map(|h| h.join().unwrap()).collect();
+            check_exactly_once(M, &per);
+        });
+    }
+}
+
 #[test]
 fn sync_producer_feeds_tokio_tasks() {
     for cap in [Some(0), Some(1), Some(64), None] {
