@@ -1800,7 +1800,12 @@ impl<T> Chan<T> {
     #[inline(never)]
     fn spin_for_room(&self, value: &mut Option<T>) -> bool {
         let Some(ring) = &self.ring else {
-            sync::spin(|| self.thread_receiver_waits.0.load(Ordering::Relaxed));
+            // `bounded(0)`: wait for a thread receiver to wait, then let the
+            // lock hand it the value. (A queue without a ring, too large for
+            // an array, has no hint to spin on.)
+            if self.cap == Some(0) {
+                sync::spin(|| self.thread_receiver_waits.0.load(Ordering::Relaxed));
+            }
             return false;
         };
         if !sync::spin(|| ring.looks_free()) {

@@ -1,6 +1,7 @@
 //! Counted references to the core: each sender or receiver handle owns one,
 //! and converting between the blocking and async views moves it (the counts
-//! do not change, except the core's count of blocking senders).
+//! do not change, except the core's counts of blocking senders and
+//! receivers, which async receives and sends read to decide whether to spin).
 
 use std::ops::Deref;
 
@@ -35,8 +36,8 @@ impl<T> Deref for SendHandle<T> {
     }
 }
 
-/// Another receiver of the same kind.
 impl<T> Clone for RecvHandle<T> {
+    /// Another receiver of the same kind.
     fn clone(&self) -> Self {
         self.chan.add_receiver();
         if self.blocking {
