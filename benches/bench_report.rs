@@ -44,12 +44,13 @@ const PEERS: [&str; 6] = [
 ];
 /// Batch variants in column order; the first is the baseline.
 const BATCH: [&str; 4] = ["amphi", "amphi-send_batch", "amphi-recv_many", "amphi-both"];
-const WHERE_ORDER: [&str; 5] = [
+const WHERE_ORDER: [&str; 6] = [
     "threads",
     "tokio-ct",
     "tokio-4w",
     "smol-4t",
     "sync-tokio-4w",
+    "tokio-4w-threads",
 ];
 const QUEUE_ORDER: [&str; 4] = ["bounded64", "bounded1", "bounded0", "unbounded"];
 const PRIM_ORDER: [&str; 7] = [
@@ -399,6 +400,9 @@ fn where_title(wh: &str) -> String {
         "smol-4t" => "smol executor on 4 threads (M = 16,384)".into(),
         "sync-tokio-4w" => {
             "sync producer thread -> async consumers on tokio, 4 workers (M = 16,384)".into()
+        }
+        "tokio-4w-threads" => {
+            "async producer task on tokio, 4 workers -> consumer threads (M = 16,384)".into()
         }
         other => other.into(),
     }

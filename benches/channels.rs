@@ -30,12 +30,12 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode};
 
 use common::peers::{
-    AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
-    SyncPeer, Tokio, QUEUES,
+    AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, FeedPeer, Flume, Kanal, MixedPeer,
+    Queue, SyncPeer, Tokio, QUEUES,
 };
 use common::run::{
-    async_once, check, env_num, mixed_once, round_trip_once, threads_once, tokio_workers, Exec,
-    Gate, Tally, Task,
+    async_once, check, env_num, feed_once, mixed_once, round_trip_once, threads_once,
+    tokio_workers, Exec, Gate, Tally, Task,
 };
 
 /// Suite settings, from the environment.
@@ -90,14 +90,16 @@ enum Where {
     Tokio4w,
     Smol4t,
     SyncTokio4w,
+    Tokio4wThreads,
 }
 
-const WHERES: [Where; 5] = [
+const WHERES: [Where; 6] = [
     Where::Threads,
     Where::TokioCt,
     Where::Tokio4w,
     Where::Smol4t,
     Where::SyncTokio4w,
+    Where::Tokio4wThreads,
 ];
 
 impl Where {
@@ -108,6 +110,7 @@ impl Where {
             Where::Tokio4w => "tokio-4w",
             Where::Smol4t => "smol-4t",
             Where::SyncTokio4w => "sync-tokio-4w",
+            Where::Tokio4wThreads => "tokio-4w-threads",
         }
     }
 
@@ -116,7 +119,9 @@ impl Where {
             Where::TokioCt => Exec::tokio_current_thread(),
             Where::Tokio4w => Exec::tokio_workers(4),
             Where::Smol4t => Exec::smol(4),
-            Where::Threads | Where::SyncTokio4w => unreachable!("not an executor row"),
+            Where::Threads | Where::SyncTokio4w | Where::Tokio4wThreads => {
+                unreachable!("not an executor row")
+            }
         }
     }
 }
@@ -163,8 +168,19 @@ impl Row<'_, '_> {
         });
     }
 
+    fn feed<C: FeedPeer>(&mut self) {
+        let (q, p, c, m) = (self.q, self.p, self.c, self.m);
+        if C::make(q, p, c).is_none() {
+            return;
+        }
+        self.g.bench_function(C::NAME, |b| {
+            let rt = tokio_workers(4);
+            b.iter_custom(|iters| (0..iters).map(|_| feed_once::<C>(&rt, q, p, c, m)).sum())
+        });
+    }
+
     /// Every peer of this row; `A` is amphi's flavour (spmc or mpmc).
-    fn all<A: SyncPeer + AsyncPeer + MixedPeer>(&mut self, w: Where) {
+    fn all<A: SyncPeer + AsyncPeer + MixedPeer + FeedPeer>(&mut self, w: Where) {
         match w {
             Where::Threads => {
                 self.threads::<A>();
@@ -179,6 +195,13 @@ impl Row<'_, '_> {
                 self.mixed::<Kanal>();
                 self.mixed::<AsyncChannel>();
                 self.mixed::<Tokio>();
+            }
+            Where::Tokio4wThreads => {
+                self.feed::<A>();
+                self.feed::<Flume>();
+                self.feed::<Kanal>();
+                self.feed::<AsyncChannel>();
+                self.feed::<Tokio>();
             }
             _ => {
                 self.tasks::<A>(w);

@@ -8,7 +8,7 @@
 //!
 //! Arguments: `WHERE QUEUE CONSUMERS PEER [RUNS]` (`CONSUMERS`: a count for one producer, or
 //! `4p4c` for the mpmc rows), where `WHERE` is `threads`, `tokio-ct`,
-//! `tokio-4w`, `smol-4t` or `sync-tokio-4w`; `QUEUE` is `bounded64`, `bounded1`, `bounded0` or
+//! `tokio-4w`, `smol-4t`, `sync-tokio-4w` or `tokio-4w-threads`; `QUEUE` is `bounded64`, `bounded1`, `bounded0` or
 //! `unbounded`; `PEER` is `amphi`, `amphi-mpmc`, `crossbeam`, `flume`, `kanal`, `async-channel`
 //! or `tokio`. `AMPHI_BENCH_M_THREADS` [100000] or `AMPHI_BENCH_M_ASYNC` [16384]
 //! values per run; prints each run's time, then (with more than one run) the fastest,
@@ -29,11 +29,11 @@ use std::task::Context;
 use std::time::{Duration, Instant};
 
 use common::peers::{
-    AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, Flume, Kanal, MixedPeer, Queue,
-    SyncPeer, Tokio,
+    AmphiMpmc, AmphiSpmc, AsyncChannel, AsyncPeer, Crossbeam, FeedPeer, Flume, Kanal, MixedPeer,
+    Queue, SyncPeer, Tokio,
 };
 use common::run::{
-    async_once, env_num, mixed_once, round_trip_once, threads_once, tokio_workers, Exec,
+    async_once, env_num, feed_once, mixed_once, round_trip_once, threads_once, tokio_workers, Exec,
 };
 
 fn usage() -> ! {
@@ -195,6 +195,17 @@ fn run_mixed<P: MixedPeer>(q: Queue, p: usize, c: usize) -> Duration {
     )
 }
 
+fn run_feed<P: FeedPeer>(q: Queue, p: usize, c: usize) -> Duration {
+    let rt = tokio_workers(4);
+    feed_once::<P>(
+        &rt,
+        q,
+        p,
+        c,
+        env_num("AMPHI_BENCH_M_ASYNC", 16_384) as usize,
+    )
+}
+
 macro_rules! full_row {
     ($($peer:ty),*) => {$(
         impl Row for $peer {
@@ -202,6 +213,7 @@ macro_rules! full_row {
                 match place {
                     "threads" => run_threads::<$peer>(q, p, c),
                     "sync-tokio-4w" => run_mixed::<$peer>(q, p, c),
+                    "tokio-4w-threads" => run_feed::<$peer>(q, p, c),
                     _ => run_async::<$peer>(place, q, p, c),
                 }
             }
@@ -238,6 +250,7 @@ impl Row for Tokio {
         match place {
             "threads" => usage(),
             "sync-tokio-4w" => run_mixed::<Tokio>(q, p, c),
+            "tokio-4w-threads" => run_feed::<Tokio>(q, p, c),
             _ => run_async::<Tokio>(place, q, p, c),
         }
     }

@@ -80,6 +80,16 @@ pub trait MixedPeer: 'static {
     fn recv(rx: &mut Self::Rx) -> impl Future<Output = Option<usize>> + Send + '_;
 }
 
+/// Async senders, blocking receivers (producer tasks feeding worker threads).
+pub trait FeedPeer: 'static {
+    const NAME: &'static str;
+    type Tx: Send + 'static;
+    type Rx: Send + 'static;
+    fn make(q: Queue, producers: usize, consumers: usize) -> Chans<Self::Tx, Self::Rx>;
+    fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_;
+    fn recv(rx: &mut Self::Rx) -> Option<usize>;
+}
+
 /// `n` handles: `n - 1` clones plus the original.
 pub fn fan<T: Clone>(x: T, n: usize) -> Vec<T> {
     assert!(n >= 1);
@@ -152,6 +162,22 @@ macro_rules! amphi_peer {
             }
             fn recv(rx: &mut Self::Rx) -> impl Future<Output = Option<usize>> + Send + '_ {
                 async move { rx.recv().await.ok() }
+            }
+        }
+
+        impl FeedPeer for $peer {
+            const NAME: &'static str = "amphi";
+            type Tx = amphi::$module::AsyncSender<usize>;
+            type Rx = amphi::$module::Receiver<usize>;
+            fn make(q: Queue, p: usize, c: usize) -> Chans<Self::Tx, Self::Rx> {
+                let (txs, rxs) = <Self as SyncPeer>::make(q, p, c)?;
+                Some((txs.into_iter().map(|tx| tx.into_async()).collect(), rxs))
+            }
+            fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
+                async move { tx.send(v).await.is_ok() }
+            }
+            fn recv(rx: &mut Self::Rx) -> Option<usize> {
+                rx.recv().ok()
             }
         }
     };
@@ -239,6 +265,21 @@ impl AsyncPeer for Flume {
     }
 }
 
+impl FeedPeer for Flume {
+    const NAME: &'static str = "flume";
+    type Tx = flume::Sender<usize>;
+    type Rx = flume::Receiver<usize>;
+    fn make(q: Queue, p: usize, c: usize) -> Chans<Self::Tx, Self::Rx> {
+        flume_make(q, p, c)
+    }
+    fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
+        async move { tx.send_async(v).await.is_ok() }
+    }
+    fn recv(rx: &mut Self::Rx) -> Option<usize> {
+        rx.recv().ok()
+    }
+}
+
 impl MixedPeer for Flume {
     const NAME: &'static str = "flume";
     type Tx = flume::Sender<usize>;
@@ -298,6 +339,22 @@ impl AsyncPeer for Kanal {
     }
     fn recv(rx: &mut Self::Rx) -> impl Future<Output = Option<usize>> + Send + '_ {
         async move { rx.recv().await.ok() }
+    }
+}
+
+impl FeedPeer for Kanal {
+    const NAME: &'static str = "kanal";
+    type Tx = kanal::AsyncSender<usize>;
+    type Rx = kanal::Receiver<usize>;
+    fn make(q: Queue, p: usize, c: usize) -> Chans<Self::Tx, Self::Rx> {
+        let (txs, rxs) = kanal_make(q, p, c)?;
+        Some((txs.into_iter().map(|tx| tx.to_async()).collect(), rxs))
+    }
+    fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
+        async move { tx.send(v).await.is_ok() }
+    }
+    fn recv(rx: &mut Self::Rx) -> Option<usize> {
+        rx.recv().ok()
     }
 }
 
@@ -362,6 +419,21 @@ impl AsyncPeer for AsyncChannel {
     }
     fn recv(rx: &mut Self::Rx) -> impl Future<Output = Option<usize>> + Send + '_ {
         async move { rx.recv().await.ok() }
+    }
+}
+
+impl FeedPeer for AsyncChannel {
+    const NAME: &'static str = "async-channel";
+    type Tx = async_channel::Sender<usize>;
+    type Rx = async_channel::Receiver<usize>;
+    fn make(q: Queue, p: usize, c: usize) -> Chans<Self::Tx, Self::Rx> {
+        async_channel_make(q, p, c)
+    }
+    fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
+        async move { tx.send(v).await.is_ok() }
+    }
+    fn recv(rx: &mut Self::Rx) -> Option<usize> {
+        rx.recv_blocking().ok()
     }
 }
 
@@ -479,5 +551,20 @@ impl MixedPeer for Tokio {
     }
     fn recv(rx: &mut Self::Rx) -> impl Future<Output = Option<usize>> + Send + '_ {
         tokio_recv(rx)
+    }
+}
+
+impl FeedPeer for Tokio {
+    const NAME: &'static str = "tokio";
+    type Tx = TokioTx;
+    type Rx = TokioRx;
+    fn make(q: Queue, p: usize, c: usize) -> Chans<Self::Tx, Self::Rx> {
+        tokio_make(q, p, c)
+    }
+    fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
+        <Self as AsyncPeer>::send(tx, v)
+    }
+    fn recv(rx: &mut Self::Rx) -> Option<usize> {
+        <Self as SyncPeer>::recv(rx)
     }
 }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::peers::{AsyncPeer, MixedPeer, Queue, SyncPeer};
+use super::peers::{AsyncPeer, FeedPeer, MixedPeer, Queue, SyncPeer};
 
 /// Count and wrapping sum of the values one consumer received.
 pub type Tally = (usize, usize);
@@ -326,6 +326,57 @@ pub fn mixed_once<C: MixedPeer>(
         }
         out
     });
+    let elapsed = gate.elapsed();
+    check(tallies, m);
+    elapsed
+}
+
+/// One timed sample: producer tasks (async sends) on `rt` feeding blocking consumer threads.
+pub fn feed_once<C: FeedPeer>(
+    rt: &tokio::runtime::Runtime,
+    q: Queue,
+    p: usize,
+    c: usize,
+    m: usize,
+) -> Duration {
+    let (txs, rxs) = C::make(q, p, c).expect("unsupported row");
+    let gate = Gate::new(c + 1);
+    let consumers: Vec<JoinHandle<Tally>> = rxs
+        .into_iter()
+        .map(|mut rx| {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || {
+                gate.wait();
+                let (mut n, mut s) = (0usize, 0usize);
+                while let Some(v) = C::recv(&mut rx) {
+                    n += 1;
+                    s = s.wrapping_add(v);
+                }
+                (n, s)
+            })
+        })
+        .collect();
+    gate.wait();
+    let producers: Vec<tokio::task::JoinHandle<()>> = txs
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut tx)| {
+            rt.spawn(async move {
+                for v in values(i, p, m) {
+                    assert!(C::send(&mut tx, v).await, "receivers gone");
+                }
+            })
+        })
+        .collect();
+    rt.block_on(async {
+        for h in producers {
+            h.await.expect("producer panicked");
+        }
+    });
+    let tallies: Vec<Tally> = consumers
+        .into_iter()
+        .map(|h| h.join().expect("consumer panicked"))
+        .collect();
     let elapsed = gate.elapsed();
     check(tallies, m);
     elapsed
