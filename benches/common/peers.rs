@@ -174,10 +174,10 @@ macro_rules! amphi_peer {
                 Some((txs.into_iter().map(|tx| tx.into_async()).collect(), rxs))
             }
             fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
-                async move { tx.send(v).await.is_ok() }
+                <Self as AsyncPeer>::send(tx, v)
             }
             fn recv(rx: &mut Self::Rx) -> Option<usize> {
-                rx.recv().ok()
+                <Self as SyncPeer>::recv(rx)
             }
         }
     };
@@ -273,10 +273,10 @@ impl FeedPeer for Flume {
         flume_make(q, p, c)
     }
     fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
-        async move { tx.send_async(v).await.is_ok() }
+        <Self as AsyncPeer>::send(tx, v)
     }
     fn recv(rx: &mut Self::Rx) -> Option<usize> {
-        rx.recv().ok()
+        <Self as SyncPeer>::recv(rx)
     }
 }
 
@@ -351,10 +351,10 @@ impl FeedPeer for Kanal {
         Some((txs.into_iter().map(|tx| tx.to_async()).collect(), rxs))
     }
     fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
-        async move { tx.send(v).await.is_ok() }
+        <Self as AsyncPeer>::send(tx, v)
     }
     fn recv(rx: &mut Self::Rx) -> Option<usize> {
-        rx.recv().ok()
+        <Self as SyncPeer>::recv(rx)
     }
 }
 
@@ -430,10 +430,10 @@ impl FeedPeer for AsyncChannel {
         async_channel_make(q, p, c)
     }
     fn send(tx: &mut Self::Tx, v: usize) -> impl Future<Output = bool> + Send + '_ {
-        async move { tx.send(v).await.is_ok() }
+        <Self as AsyncPeer>::send(tx, v)
     }
     fn recv(rx: &mut Self::Rx) -> Option<usize> {
-        rx.recv_blocking().ok()
+        <Self as SyncPeer>::recv(rx)
     }
 }
 

@@ -73,25 +73,42 @@ impl Gate {
     }
 }
 
-/// One timed sample on OS threads.
-pub fn threads_once<C: SyncPeer>(q: Queue, p: usize, c: usize, m: usize) -> Duration {
-    let (txs, rxs) = C::make(q, p, c).expect("unsupported row");
-    let gate = Gate::new(p + c + 1);
-    let consumers: Vec<JoinHandle<Tally>> = rxs
-        .into_iter()
+/// Consumer threads that wait at `gate`, then receive with `recv` until it reports the
+/// channel disconnected and drained, each tallying what it got.
+fn consumer_threads<R: Send + 'static>(
+    rxs: Vec<R>,
+    gate: &Arc<Gate>,
+    recv: fn(&mut R) -> Option<usize>,
+) -> Vec<JoinHandle<Tally>> {
+    rxs.into_iter()
         .map(|mut rx| {
-            let gate = Arc::clone(&gate);
+            let gate = Arc::clone(gate);
             thread::spawn(move || {
                 gate.wait();
                 let (mut n, mut s) = (0usize, 0usize);
-                while let Some(v) = C::recv(&mut rx) {
+                while let Some(v) = recv(&mut rx) {
                     n += 1;
                     s = s.wrapping_add(v);
                 }
                 (n, s)
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Each consumer thread's tally.
+fn join_consumers(consumers: Vec<JoinHandle<Tally>>) -> Vec<Tally> {
+    consumers
+        .into_iter()
+        .map(|h| h.join().expect("consumer panicked"))
+        .collect()
+}
+
+/// One timed sample on OS threads.
+pub fn threads_once<C: SyncPeer>(q: Queue, p: usize, c: usize, m: usize) -> Duration {
+    let (txs, rxs) = C::make(q, p, c).expect("unsupported row");
+    let gate = Gate::new(p + c + 1);
+    let consumers = consumer_threads(rxs, &gate, C::recv);
     let producers: Vec<JoinHandle<()>> = txs
         .into_iter()
         .enumerate()
@@ -109,10 +126,7 @@ pub fn threads_once<C: SyncPeer>(q: Queue, p: usize, c: usize, m: usize) -> Dura
     for h in producers {
         h.join().expect("producer panicked");
     }
-    let tallies: Vec<Tally> = consumers
-        .into_iter()
-        .map(|h| h.join().expect("consumer panicked"))
-        .collect();
+    let tallies = join_consumers(consumers);
     let elapsed = gate.elapsed();
     check(tallies, m);
     elapsed
@@ -341,21 +355,7 @@ pub fn feed_once<C: FeedPeer>(
 ) -> Duration {
     let (txs, rxs) = C::make(q, p, c).expect("unsupported row");
     let gate = Gate::new(c + 1);
-    let consumers: Vec<JoinHandle<Tally>> = rxs
-        .into_iter()
-        .map(|mut rx| {
-            let gate = Arc::clone(&gate);
-            thread::spawn(move || {
-                gate.wait();
-                let (mut n, mut s) = (0usize, 0usize);
-                while let Some(v) = C::recv(&mut rx) {
-                    n += 1;
-                    s = s.wrapping_add(v);
-                }
-                (n, s)
-            })
-        })
-        .collect();
+    let consumers = consumer_threads(rxs, &gate, C::recv);
     gate.wait();
     let producers: Vec<tokio::task::JoinHandle<()>> = txs
         .into_iter()
@@ -373,10 +373,7 @@ pub fn feed_once<C: FeedPeer>(
             h.await.expect("producer panicked");
         }
     });
-    let tallies: Vec<Tally> = consumers
-        .into_iter()
-        .map(|h| h.join().expect("consumer panicked"))
-        .collect();
+    let tallies = join_consumers(consumers);
     let elapsed = gate.elapsed();
     check(tallies, m);
     elapsed
