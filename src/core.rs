@@ -108,6 +108,13 @@ enum Tried {
     Ring,
 }
 
+/// The end of the channel a handle belongs to.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum End {
+    Send,
+    Recv,
+}
+
 /// The shared channel.
 pub(crate) struct Chan<T> {
     state: Mutex<State<T>>,
@@ -1137,41 +1144,29 @@ impl<T> Chan<T> {
         self.lock().receivers += 1;
     }
 
-    /// A blocking sender handle is made (or converted from an async one).
-    pub(crate) fn add_blocking_sender(&self) {
-        self.blocking_senders
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    /// The count of blocking handles at `end`.
+    fn blocking_handles_at(&self, end: End) -> &std::sync::atomic::AtomicUsize {
+        match end {
+            End::Send => &self.blocking_senders,
+            End::Recv => &self.blocking_receivers,
+        }
     }
 
-    /// A blocking sender handle is dropped (or converted to an async one).
-    pub(crate) fn drop_blocking_sender(&self) {
-        self.blocking_senders
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    /// A blocking handle at `end` is made or converted from an async one
+    /// (`made`), or dropped or converted to an async one.
+    pub(crate) fn count_blocking(&self, end: End, made: bool) {
+        let n = self.blocking_handles_at(end);
+        if made {
+            n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        } else {
+            n.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
-    /// A blocking receiver handle is made (or converted from an async one).
-    pub(crate) fn add_blocking_receiver(&self) {
-        self.blocking_receivers
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// A blocking receiver handle is dropped (or converted to an async one).
-    pub(crate) fn drop_blocking_receiver(&self) {
-        self.blocking_receivers
-            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// How many blocking receiver handles are alive (for tests).
+    /// How many blocking handles at `end` are alive (for tests).
     #[cfg(all(test, not(loom)))]
-    pub(crate) fn blocking_receivers(&self) -> usize {
-        self.blocking_receivers
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// How many blocking sender handles are alive (for tests).
-    #[cfg(all(test, not(loom)))]
-    pub(crate) fn blocking_senders(&self) -> usize {
-        self.blocking_senders
+    pub(crate) fn blocking_handles(&self, end: End) -> usize {
+        self.blocking_handles_at(end)
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 

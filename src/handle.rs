@@ -5,7 +5,7 @@
 
 use std::ops::Deref;
 
-use crate::core::Chan;
+use crate::core::{Chan, End};
 use crate::sync::Arc;
 
 /// A receiver's share of the channel, and whether it is a blocking
@@ -36,36 +36,39 @@ impl<T> Deref for SendHandle<T> {
     }
 }
 
+/// Makes a handle's `blocking` say `to`, keeping the core's count of
+/// blocking handles at `end` in step: every change of a handle's kind
+/// (made, cloned, converted, dropped) goes through here.
+fn set_blocking<T>(chan: &Chan<T>, end: End, blocking: &mut bool, to: bool) {
+    if *blocking != to {
+        chan.count_blocking(end, to);
+        *blocking = to;
+    }
+}
+
 impl<T> Clone for RecvHandle<T> {
     /// Another receiver of the same kind.
     fn clone(&self) -> Self {
         self.chan.add_receiver();
-        if self.blocking {
-            self.chan.add_blocking_receiver();
-        }
-        RecvHandle {
+        let mut h = RecvHandle {
             chan: self.chan.clone(),
-            blocking: self.blocking,
-        }
+            blocking: false,
+        };
+        set_blocking(&h.chan, End::Recv, &mut h.blocking, self.blocking);
+        h
     }
 }
 
 impl<T> RecvHandle<T> {
     /// This share as a blocking receiver's.
     pub(crate) fn into_blocking(mut self) -> Self {
-        if !self.blocking {
-            self.chan.add_blocking_receiver();
-            self.blocking = true;
-        }
+        set_blocking(&self.chan, End::Recv, &mut self.blocking, true);
         self
     }
 
     /// This share as an async receiver's.
     pub(crate) fn into_nonblocking(mut self) -> Self {
-        if self.blocking {
-            self.chan.drop_blocking_receiver();
-            self.blocking = false;
-        }
+        set_blocking(&self.chan, End::Recv, &mut self.blocking, false);
         self
     }
 }
@@ -75,48 +78,37 @@ impl<T> SendHandle<T> {
     /// producer).
     pub(crate) fn another(&self) -> Self {
         self.chan.add_sender();
-        if self.blocking {
-            self.chan.add_blocking_sender();
-        }
-        SendHandle {
+        let mut h = SendHandle {
             chan: self.chan.clone(),
-            blocking: self.blocking,
-        }
+            blocking: false,
+        };
+        set_blocking(&h.chan, End::Send, &mut h.blocking, self.blocking);
+        h
     }
 
     /// This share as a blocking sender's.
     pub(crate) fn into_blocking(mut self) -> Self {
-        if !self.blocking {
-            self.chan.add_blocking_sender();
-            self.blocking = true;
-        }
+        set_blocking(&self.chan, End::Send, &mut self.blocking, true);
         self
     }
 
     /// This share as an async sender's.
     pub(crate) fn into_nonblocking(mut self) -> Self {
-        if self.blocking {
-            self.chan.drop_blocking_sender();
-            self.blocking = false;
-        }
+        set_blocking(&self.chan, End::Send, &mut self.blocking, false);
         self
     }
 }
 
 impl<T> Drop for RecvHandle<T> {
     fn drop(&mut self) {
-        if self.blocking {
-            self.chan.drop_blocking_receiver();
-        }
+        set_blocking(&self.chan, End::Recv, &mut self.blocking, false);
         self.chan.drop_receiver();
     }
 }
 
 impl<T> Drop for SendHandle<T> {
     fn drop(&mut self) {
-        if self.blocking {
-            self.chan.drop_blocking_sender();
-        }
+        set_blocking(&self.chan, End::Send, &mut self.blocking, false);
         self.chan.drop_sender();
     }
 }

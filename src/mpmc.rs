@@ -197,6 +197,7 @@ impl<T> fmt::Debug for WeakSender<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::core::End;
 
     /// The core counts blocking sender handles (the hint for receivers
     /// that spin): every way a `Sender` is made, converted or dropped.
@@ -204,7 +205,7 @@ mod tests {
     fn blocking_senders_are_counted() {
         let (tx, _rx) = bounded::<u8>(1);
         let weak = tx.downgrade();
-        let count = || weak.h.chan().blocking_senders();
+        let count = || weak.h.chan().blocking_handles(End::Send);
         assert_eq!(count(), 1);
         let tx2 = tx.clone();
         assert_eq!(count(), 2);
@@ -228,11 +229,11 @@ mod tests {
         assert_eq!(count(), 0);
         let (atx, _arx) = unbounded_async::<u8>();
         let weak = atx.downgrade();
-        assert_eq!(weak.h.chan().blocking_senders(), 0);
+        assert_eq!(weak.h.chan().blocking_handles(End::Send), 0);
         let tx = atx.into_sync();
-        assert_eq!(weak.h.chan().blocking_senders(), 1);
+        assert_eq!(weak.h.chan().blocking_handles(End::Send), 1);
         drop(tx);
-        assert_eq!(weak.h.chan().blocking_senders(), 0);
+        assert_eq!(weak.h.chan().blocking_handles(End::Send), 0);
     }
 
     /// The same for blocking receiver handles (the hint for async senders
@@ -240,7 +241,7 @@ mod tests {
     #[test]
     fn blocking_receivers_are_counted() {
         let (tx, rx) = bounded::<u8>(1);
-        let count = || tx.h.blocking_receivers();
+        let count = || tx.h.blocking_handles(End::Recv);
         assert_eq!(count(), 1);
         let rx2 = rx.clone();
         assert_eq!(count(), 2);
@@ -263,10 +264,10 @@ mod tests {
         drop(iter);
         assert_eq!(count(), 0);
         let (atx, arx) = bounded_async::<u8>(1);
-        assert_eq!(atx.h.blocking_receivers(), 0);
+        assert_eq!(atx.h.blocking_handles(End::Recv), 0);
         let rx = arx.into_sync();
-        assert_eq!(atx.h.blocking_receivers(), 1);
+        assert_eq!(atx.h.blocking_handles(End::Recv), 1);
         drop(rx);
-        assert_eq!(atx.h.blocking_receivers(), 0);
+        assert_eq!(atx.h.blocking_handles(End::Recv), 0);
     }
 }
