@@ -850,7 +850,7 @@ impl<T> Chan<T> {
             }
             let node = st.recv_waiters.pop_front().expect("front exists");
             if st.cap == 0 && st.recv_waiters.is_empty() {
-                self.no_thread_receiver_waits();
+                Self::set_hint(&self.thread_receiver_waits, false);
             }
             self.hand_off(st, node, value, false, d);
             return Ok(());
@@ -989,7 +989,7 @@ impl<T> Chan<T> {
             if let Some(node) = st.send_waiters.pop_claimed() {
                 self.sync_send_waiting(st);
                 if st.send_waiters.is_empty() {
-                    self.no_thread_sender_waits();
+                    Self::set_hint(&self.thread_sender_waits, false);
                 }
                 // SAFETY: just popped under the lock: valid and ours (I4).
                 let v = unsafe { node.as_ref().take_value() };
@@ -1021,8 +1021,8 @@ impl<T> Chan<T> {
         // node; room freed before them is served below.
         self.sync_send_waiting(st);
         if st.cap == 0 {
-            if !node.is_task() && !self.thread_sender_waits.0.load(Ordering::Relaxed) {
-                self.thread_sender_waits.0.store(true, Ordering::Relaxed);
+            if !node.is_task() {
+                Self::set_hint(&self.thread_sender_waits, true);
             }
             if let Some(r) = st.recv_waiters.pop_claimed() {
                 Self::notify(r, d);
@@ -1032,21 +1032,13 @@ impl<T> Chan<T> {
         }
     }
 
-    /// No receiver waits any more (under the lock): clears the `bounded(0)`
-    /// hint for spinning senders if it is set.
+    /// Sets one of the `bounded(0)` "a thread waits" hints (under the
+    /// lock), writing only when it changes: spinners on the other side read
+    /// its line.
     #[inline]
-    fn no_thread_receiver_waits(&self) {
-        if self.thread_receiver_waits.0.load(Ordering::Relaxed) {
-            self.thread_receiver_waits.0.store(false, Ordering::Relaxed);
-        }
-    }
-
-    /// No sender waits any more (under the lock): clears the `bounded(0)`
-    /// hint for spinning receivers if it is set.
-    #[inline]
-    fn no_thread_sender_waits(&self) {
-        if self.thread_sender_waits.0.load(Ordering::Relaxed) {
-            self.thread_sender_waits.0.store(false, Ordering::Relaxed);
+    fn set_hint(hint: &Padded<AtomicBool>, on: bool) {
+        if hint.0.load(Ordering::Relaxed) != on {
+            hint.0.store(on, Ordering::Relaxed);
         }
     }
 
@@ -1421,10 +1413,10 @@ impl<T> Chan<T> {
             if removed && sender {
                 self.sync_send_waiting(&st);
                 if st.send_waiters.is_empty() {
-                    self.no_thread_sender_waits();
+                    Self::set_hint(&self.thread_sender_waits, false);
                 }
             } else if removed && st.recv_waiters.is_empty() {
-                self.no_thread_receiver_waits();
+                Self::set_hint(&self.thread_receiver_waits, false);
             }
             removed
         };
@@ -2160,8 +2152,8 @@ impl<T> Chan<T> {
             // SAFETY: pinned in this frame, which `wait_thread` leaves only
             // once the node is unlinked and published (I2).
             unsafe { st.recv_waiters.push_back(node) };
-            if st.cap == 0 && !self.thread_receiver_waits.0.load(Ordering::Relaxed) {
-                self.thread_receiver_waits.0.store(true, Ordering::Relaxed);
+            if st.cap == 0 {
+                Self::set_hint(&self.thread_receiver_waits, true);
             }
             drop(st);
             if !self.wait_thread(node, false, deadline) {
