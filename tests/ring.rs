@@ -61,6 +61,43 @@ fn slots_are_reused_over_many_laps_in_order() {
     }
 }
 
+/// Every slot layout of a bounded ring (`src/ring/array.rs`): small slots
+/// one to a cache line up to capacity 1024 and spread over the lines past
+/// it, slots of a line or more in index order. Filled to capacity, drained
+/// in halves, over several laps: every value comes out once, in order, and
+/// `len`/`is_full` follow.
+#[test]
+fn every_slot_layout_keeps_fifo_order_over_laps() {
+    fn run<T: PartialEq + std::fmt::Debug>(cap: usize, make: impl Fn(u64) -> T) {
+        let (mut tx, rx) = spmc::bounded::<T>(cap);
+        let (mut next_in, mut next_out) = (0u64, 0u64);
+        for lap in 0..3 {
+            for half in [cap / 2 + 1, cap] {
+                while tx.try_send(make(next_in)).is_ok() {
+                    next_in += 1;
+                }
+                assert_eq!(rx.len(), cap, "cap {cap}, lap {lap}");
+                assert!(rx.is_full());
+                for _ in 0..half {
+                    assert_eq!(rx.try_recv().unwrap(), make(next_out), "cap {cap}");
+                    next_out += 1;
+                }
+            }
+        }
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        assert_eq!(next_in, next_out);
+    }
+    let caps: &[usize] = if cfg!(miri) {
+        &[8, 17, 1025]
+    } else {
+        &[8, 17, 1000, 1024, 1025, 3000]
+    };
+    for &cap in caps {
+        run(cap, |i| i);
+        run(cap, |i| [i; 9]);
+    }
+}
+
 /// An unbounded channel keeps its values in linked blocks of 63 slots: they
 /// come back in order across many block boundaries, with the producer
 /// running ahead and the consumer catching up in uneven steps, and `len`
@@ -183,6 +220,23 @@ fn values_left_behind_are_dropped() {
         assert_eq!(drops.load(Ordering::SeqCst), 304);
         assert!(tx.try_send(D(drops.clone())).is_err());
         assert_eq!(drops.load(Ordering::SeqCst), 305);
+    }
+    {
+        // Past 1024 slots the ring's slots share cache lines (spread):
+        // the values left behind, across a lap's end, are dropped with it.
+        let (mut tx, rx) = spmc::bounded::<D>(1500);
+        for _ in 0..1200 {
+            tx.send(D(drops.clone())).unwrap();
+        }
+        for _ in 0..1000 {
+            drop(rx.try_recv().unwrap());
+        }
+        for _ in 0..1000 {
+            tx.send(D(drops.clone())).unwrap();
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 1305);
+        drop((tx, rx));
+        assert_eq!(drops.load(Ordering::SeqCst), 2505);
     }
 }
 
