@@ -62,9 +62,9 @@ fn slots_are_reused_over_many_laps_in_order() {
 }
 
 /// Every slot layout of a bounded ring (`src/ring/array.rs`): small slots
-/// one to a cache line up to capacity 1024 and spread over the lines past
-/// it, slots of a line or more in index order. Filled to capacity, drained
-/// in halves, over several laps: every value comes out once, in order, and
+/// one to a cache line up to capacity 1024 and dense past it, slots of a
+/// line or more dense at any capacity. Filled to capacity, drained in
+/// halves, over several laps: every value comes out once, in order, and
 /// `len`/`is_full` follow.
 #[test]
 fn every_slot_layout_keeps_fifo_order_over_laps() {
@@ -222,8 +222,8 @@ fn values_left_behind_are_dropped() {
         assert_eq!(drops.load(Ordering::SeqCst), 305);
     }
     {
-        // Past 1024 slots the ring's slots share cache lines (spread):
-        // the values left behind, across a lap's end, are dropped with it.
+        // Past 1024 slots the ring's slots share cache lines: the values
+        // left behind, across a lap's end, are dropped with it.
         let (mut tx, rx) = spmc::bounded::<D>(1500);
         for _ in 0..1200 {
             tx.send(D(drops.clone())).unwrap();

@@ -23,79 +23,27 @@ struct Slot<T> {
 #[repr(C, align(64))]
 struct Lined<T>(Slot<T>);
 
-/// Up to this capacity each slot has a cache line of its own (slots smaller
-/// than a line are [`Lined`]): at most 64 KiB of them. Where slots share
-/// lines, a consumer reading and stamping a slot and the producer writing
-/// one of the same line pass the line between their cores for every value
-/// while they chase each other. Measured on the 2-core development VM
-/// (BENCHMARKS.md, History), `profile_row` medians, tokio with 4 workers,
-/// `bounded(64)`, 4 consumers: 1.2-1.6 ms with 16-byte slots in index
-/// order, 0.64-0.78 ms [`Spread`], 0.49-0.77 ms a slot to a line; threads,
-/// 1 consumer: 5.1-5.4, 4.0 and 2.0-3.0 ms. Larger arrays of small slots
-/// are [`Spread`] instead, where the slots that share a line belong to
-/// positions at least `cap / 16` apart.
+/// Up to this capacity each slot smaller than a cache line has a line of
+/// its own ([`Lined`]): at most 64 KiB of slots. Where slots share lines, a
+/// consumer reading and stamping a slot and the producer writing the next
+/// one pass the line between their cores for every value while they chase
+/// each other. Measured on the 2-core development VM (BENCHMARKS.md,
+/// History), `profile_row` medians, 16-byte slots sharing lines against a
+/// line each: tokio with 4 workers, `bounded(64)`, 4 consumers 1.2-1.6 ->
+/// 0.5-0.8 ms; threads, 1 consumer 5.1-5.8 -> 2.0-3.4 ms. Larger arrays stay
+/// dense, as crossbeam's are.
 const LINED_MAX: usize = 1024;
 
-/// Where an index's slot lies: the indexes as a table of `rows` rows and
-/// `cols` columns filled row by row, stored column by column. Consecutive
-/// indexes then lie `rows` slots apart, on different cache lines, and the
-/// slots that share a line belong to indexes `cols` apart, so that a
-/// consumer right behind the producer reads (and stamps free) a line the
-/// producer is not writing. One column (index order) where every slot has
-/// a line of its own.
-#[derive(Clone, Copy)]
-struct Spread {
-    /// `cols - 1`: a power of two up to 16, as large as leaves at least 4
-    /// rows, so that consecutive indexes lie at least 4 slots (64 bytes of
-    /// 16-byte slots) apart; 1 column below 8 slots.
-    col_mask: usize,
-    col_bits: u32,
-    rows: usize,
-}
-
-impl Spread {
-    fn new(cap: usize, in_order: bool) -> Self {
-        let mut cols: usize = 1;
-        while !in_order && cols < 16 && cap / (cols * 2) >= 4 {
-            cols *= 2;
-        }
-        Spread {
-            col_mask: cols - 1,
-            col_bits: cols.trailing_zeros(),
-            rows: cap.div_ceil(cols),
-        }
-    }
-
-    /// Slots in the table: `cap` rounded up to whole rows.
-    fn len(self) -> usize {
-        self.rows * (self.col_mask + 1)
-    }
-
-    /// The slot of `index` (row `index / cols`, column `index % cols`).
-    #[inline(always)]
-    fn at(self, index: usize) -> usize {
-        (index & self.col_mask) * self.rows + (index >> self.col_bits)
-    }
-
-    /// The index whose slot is `at` (the inverse of [`at`](Self::at); `cap`
-    /// or more for the unused slots of the last row).
-    fn index_at(self, at: usize) -> usize {
-        (at % self.rows) * (self.col_mask + 1) + at / self.rows
-    }
-}
-
-/// Allocates `len` slots of type `S` (a [`Slot`], or one [`Lined`]), the
-/// one at `at` free for index `spread.index_at(at)`'s first position.
-fn alloc_slots<T, S>(spread: Spread, cap: usize, wrap: impl Fn(Slot<T>) -> S) -> NonNull<u8> {
-    let len = spread.len();
+/// Allocates `cap` slots of type `S` (a [`Slot`], or one [`Lined`]), each
+/// free for its index's first position.
+fn alloc_slots<T, S>(cap: usize, wrap: impl Fn(Slot<T>) -> S) -> NonNull<u8> {
     let mut slots = Vec::new();
-    if slots.try_reserve_exact(len).is_err() {
+    if slots.try_reserve_exact(cap).is_err() {
         panic!("amphi: cannot allocate a bounded channel of capacity {cap}");
     }
-    // An unused slot's "index" is `cap` or more: never a position's.
-    slots.extend((0..len).map(|at| {
+    slots.extend((0..cap).map(|i| {
         wrap(Slot {
-            stamp: AtomicUsize::new(spread.index_at(at)),
+            stamp: AtomicUsize::new(i),
             value: UnsafeCell::new(MaybeUninit::uninit()),
         })
     }));
@@ -105,14 +53,11 @@ fn alloc_slots<T, S>(spread: Spread, cap: usize, wrap: impl Fn(Slot<T>) -> S) ->
 pub(crate) struct Array<T> {
     head: Padded<AtomicUsize>,
     tail: Padded<AtomicUsize>,
-    /// `spread.len()` slots (the `cap` indexes' and at most `cols - 1`
-    /// unused ones), owned here (freed in `Drop`): a boxed slice of
-    /// [`Lined`] slots if [`lined`](Self::lined), of [`Slot`]s otherwise.
+    /// `cap` slots, `stride` bytes apart, owned here (freed in `Drop`): a
+    /// boxed slice of [`Lined`] slots if `lined`, of [`Slot`]s otherwise.
     slots: NonNull<u8>,
-    /// Up to [`LINED_MAX`] slots, or slots of a line or more: in index order
-    /// (`spread` of one column), each slot on lines of its own.
-    in_order: bool,
-    spread: Spread,
+    stride: usize,
+    lined: bool,
     /// The values in the slots are ours to drop.
     _owns: PhantomData<T>,
     cap: usize,
@@ -136,19 +81,18 @@ impl<T> Array<T> {
     /// If the slots cannot be allocated.
     pub(super) fn new(cap: usize) -> Self {
         debug_assert!(cap > 0 && cap <= MAX_CAP);
-        let in_order = cap <= LINED_MAX || !Self::SMALL;
-        let spread = Spread::new(cap, in_order);
-        let slots = if in_order && Self::SMALL {
-            alloc_slots(spread, cap, Lined::<T>)
+        let lined = cap <= LINED_MAX && size_of::<Slot<T>>() < size_of::<Lined<T>>();
+        let (slots, stride) = if lined {
+            (alloc_slots(cap, Lined::<T>), size_of::<Lined<T>>())
         } else {
-            alloc_slots(spread, cap, |slot: Slot<T>| slot)
+            (alloc_slots(cap, |slot: Slot<T>| slot), size_of::<Slot<T>>())
         };
         Array {
             head: Padded(AtomicUsize::new(0)),
             tail: Padded(AtomicUsize::new(0)),
             slots,
-            in_order,
-            spread,
+            stride,
+            lined,
             _owns: PhantomData,
             cap,
             one_lap: (cap + 1).next_power_of_two(),
@@ -160,35 +104,19 @@ impl<T> Array<T> {
     #[inline]
     fn slot(&self, pos: usize) -> &Slot<T> {
         let index = pos & self.mask;
-        // In order: a test and a multiple of a constant (a shift for
-        // `Lined` slots); the table's look-up only for large arrays.
-        let offset = if self.in_order {
-            index * Self::IN_ORDER_STRIDE
-        } else {
-            self.spread.at(index) * size_of::<Slot<T>>()
-        };
-        debug_assert!(index < self.cap && self.spread.at(index) < self.spread.len());
-        // SAFETY: the index part of a position is below `cap`, and
-        // `Spread::at` maps `0..cap` into `0..spread.len()` (the identity
-        // in order); the slots are that many `Lined`s (`repr(C)`: each its
-        // `Slot` at offset 0) if `lined()`, `Slot`s otherwise, from `slots`,
-        // alive until `Drop`.
-        unsafe { &*self.slots.as_ptr().add(offset).cast::<Slot<T>>() }
-    }
-
-    /// Whether a slot is smaller than a cache line.
-    const SMALL: bool = size_of::<Slot<T>>() < size_of::<Lined<T>>();
-
-    /// Bytes from one slot to the next in index order.
-    const IN_ORDER_STRIDE: usize = if Self::SMALL {
-        size_of::<Lined<T>>()
-    } else {
-        size_of::<Slot<T>>()
-    };
-
-    /// Whether the slots are [`Lined`].
-    fn lined(&self) -> bool {
-        self.in_order && Self::SMALL
+        debug_assert!(index < self.cap);
+        // SAFETY: the index part of a position is below `cap`; the slots are
+        // `cap` elements `stride` bytes apart from `slots`, each a `Lined`
+        // (`repr(C)`: its `Slot` at offset 0) or a `Slot`, alive until `Drop`.
+        // (A runtime stride costs no more instructions than a constant
+        // one: callgrind, BENCHMARKS.md History.)
+        unsafe {
+            &*self
+                .slots
+                .as_ptr()
+                .add(index * self.stride)
+                .cast::<Slot<T>>()
+        }
     }
 
     /// The position after `pos`.
@@ -620,60 +548,17 @@ impl<T> Drop for Array<T> {
             }
             pos = self.next(pos);
         }
-        let len = self.spread.len();
-        // SAFETY: `slots` is the boxed slice `new` leaked, of `len` elements
-        // of the type `lined()` says, and nothing refers to it any more.
+        // SAFETY: `slots` is the boxed slice `new` leaked, of `cap` elements
+        // of the type `lined` says, and nothing refers to it any more.
         unsafe {
-            if self.lined() {
+            if self.lined {
                 let slots =
-                    ptr::slice_from_raw_parts_mut(self.slots.cast::<Lined<T>>().as_ptr(), len);
+                    ptr::slice_from_raw_parts_mut(self.slots.cast::<Lined<T>>().as_ptr(), self.cap);
                 drop(Box::from_raw(slots));
             } else {
                 let slots =
-                    ptr::slice_from_raw_parts_mut(self.slots.cast::<Slot<T>>().as_ptr(), len);
+                    ptr::slice_from_raw_parts_mut(self.slots.cast::<Slot<T>>().as_ptr(), self.cap);
                 drop(Box::from_raw(slots));
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Spread;
-
-    #[test]
-    fn spread_places_each_index_once_and_neighbours_apart() {
-        let (small, large): (usize, &[usize]) = if cfg!(miri) {
-            (40, &[1025])
-        } else {
-            (300, &[1000, 1023, 1024, 1025, 4097])
-        };
-        for cap in (1..=small).chain(large.iter().copied()) {
-            let in_order = Spread::new(cap, true);
-            assert_eq!(in_order.len(), cap);
-            assert!((0..cap).all(|index| in_order.at(index) == index));
-            let spread = Spread::new(cap, false);
-            let len = spread.len();
-            assert!(len >= cap && len < cap + 16, "cap {cap}: {len} slots");
-            let mut seen = vec![false; len];
-            for index in 0..cap {
-                let at = spread.at(index);
-                assert!(at < len, "cap {cap}: index {index} maps past the slots");
-                assert!(!seen[at], "cap {cap}: two indexes share slot {at}");
-                seen[at] = true;
-                assert_eq!(spread.index_at(at), index, "cap {cap}: not the inverse");
-            }
-            for at in (0..len).filter(|&at| !seen[at]) {
-                assert!(spread.index_at(at) >= cap, "cap {cap}: unused slot {at}");
-            }
-            if cap >= 8 {
-                // At least four slots (a 64-byte line of 16-byte slots)
-                // between consecutive indexes, except where a row wraps.
-                let cols = spread.col_mask + 1;
-                for index in (0..cap - 1).filter(|i| (i + 1) % cols != 0) {
-                    let gap = spread.at(index + 1).abs_diff(spread.at(index));
-                    assert!(gap >= 4, "cap {cap}: indexes {index} and +1 {gap} apart");
-                }
             }
         }
     }
