@@ -34,32 +34,78 @@ struct Lined<T>(Slot<T>);
 /// dense, as crossbeam's are.
 const LINED_MAX: usize = 1024;
 
-/// Allocates `cap` slots of type `S` (a [`Slot`], or one [`Lined`]), each
-/// free for its index's first position.
-fn alloc_slots<T, S>(cap: usize, wrap: impl Fn(Slot<T>) -> S) -> NonNull<u8> {
-    let mut slots = Vec::new();
-    if slots.try_reserve_exact(cap).is_err() {
-        panic!("amphi: cannot allocate a bounded channel of capacity {cap}");
+/// The slots' allocation: `cap` slots `stride` bytes apart from `base`, a
+/// boxed slice of [`Lined`] slots if `lined`, of [`Slot`]s otherwise. Its
+/// own `Drop` frees it, so that it is freed also when dropping a value
+/// left in it panics.
+struct Slots<T> {
+    base: NonNull<u8>,
+    stride: usize,
+    lined: bool,
+    cap: usize,
+    _slots: PhantomData<Slot<T>>,
+}
+
+impl<T> Slots<T> {
+    /// # Panics
+    ///
+    /// If the slots cannot be allocated.
+    fn new(cap: usize) -> Self {
+        let lined = cap <= LINED_MAX && size_of::<Slot<T>>() < size_of::<Lined<T>>();
+        let (base, stride) = if lined {
+            (Self::alloc(cap, Lined::<T>), size_of::<Lined<T>>())
+        } else {
+            (Self::alloc(cap, |slot: Slot<T>| slot), size_of::<Slot<T>>())
+        };
+        Slots {
+            base,
+            stride,
+            lined,
+            cap,
+            _slots: PhantomData,
+        }
     }
-    slots.extend((0..cap).map(|i| {
-        wrap(Slot {
-            stamp: AtomicUsize::new(i),
-            value: UnsafeCell::new(MaybeUninit::uninit()),
-        })
-    }));
-    NonNull::from(Box::leak(slots.into_boxed_slice())).cast()
+
+    /// Allocates `cap` slots of type `S` (a [`Slot`], or one [`Lined`]),
+    /// each free for its index's first position.
+    fn alloc<S>(cap: usize, wrap: impl Fn(Slot<T>) -> S) -> NonNull<u8> {
+        let mut slots = Vec::new();
+        if slots.try_reserve_exact(cap).is_err() {
+            panic!("amphi: cannot allocate a bounded channel of capacity {cap}");
+        }
+        slots.extend((0..cap).map(|i| {
+            wrap(Slot {
+                stamp: AtomicUsize::new(i),
+                value: UnsafeCell::new(MaybeUninit::uninit()),
+            })
+        }));
+        NonNull::from(Box::leak(slots.into_boxed_slice())).cast()
+    }
+}
+
+impl<T> Drop for Slots<T> {
+    fn drop(&mut self) {
+        // SAFETY: `base` is the boxed slice `alloc` leaked, of `cap`
+        // elements of the type `lined` says, and nothing refers to it any
+        // more (its owner, the `Array`, is being dropped).
+        unsafe {
+            if self.lined {
+                let slots =
+                    ptr::slice_from_raw_parts_mut(self.base.cast::<Lined<T>>().as_ptr(), self.cap);
+                drop(Box::from_raw(slots));
+            } else {
+                let slots =
+                    ptr::slice_from_raw_parts_mut(self.base.cast::<Slot<T>>().as_ptr(), self.cap);
+                drop(Box::from_raw(slots));
+            }
+        }
+    }
 }
 
 pub(crate) struct Array<T> {
     head: Padded<AtomicUsize>,
     tail: Padded<AtomicUsize>,
-    /// `cap` slots, `stride` bytes apart, owned here (freed in `Drop`): a
-    /// boxed slice of [`Lined`] slots if `lined`, of [`Slot`]s otherwise.
-    slots: NonNull<u8>,
-    stride: usize,
-    lined: bool,
-    /// The values in the slots are ours to drop.
-    _owns: PhantomData<T>,
+    slots: Slots<T>,
     cap: usize,
     /// A power of two above `cap`: positions are `lap * one_lap + index`.
     one_lap: usize,
@@ -81,19 +127,10 @@ impl<T> Array<T> {
     /// If the slots cannot be allocated.
     pub(super) fn new(cap: usize) -> Self {
         debug_assert!(cap > 0 && cap <= MAX_CAP);
-        let lined = cap <= LINED_MAX && size_of::<Slot<T>>() < size_of::<Lined<T>>();
-        let (slots, stride) = if lined {
-            (alloc_slots(cap, Lined::<T>), size_of::<Lined<T>>())
-        } else {
-            (alloc_slots(cap, |slot: Slot<T>| slot), size_of::<Slot<T>>())
-        };
         Array {
             head: Padded(AtomicUsize::new(0)),
             tail: Padded(AtomicUsize::new(0)),
-            slots,
-            stride,
-            lined,
-            _owns: PhantomData,
+            slots: Slots::new(cap),
             cap,
             one_lap: (cap + 1).next_power_of_two(),
             mask: (cap + 1).next_power_of_two() - 1,
@@ -105,16 +142,17 @@ impl<T> Array<T> {
     fn slot(&self, pos: usize) -> &Slot<T> {
         let index = pos & self.mask;
         debug_assert!(index < self.cap);
+        let slots = &self.slots;
         // SAFETY: the index part of a position is below `cap`; the slots are
-        // `cap` elements `stride` bytes apart from `slots`, each a `Lined`
-        // (`repr(C)`: its `Slot` at offset 0) or a `Slot`, alive until `Drop`.
-        // (A runtime stride costs no more instructions than a constant
-        // one: callgrind, BENCHMARKS.md History.)
+        // `cap` elements `stride` bytes apart from `base`, each a `Lined`
+        // (`repr(C)`: its `Slot` at offset 0) or a `Slot`, alive until the
+        // array is dropped. (A runtime stride costs no more instructions than
+        // a constant one: callgrind, BENCHMARKS.md History.)
         unsafe {
-            &*self
-                .slots
+            &*slots
+                .base
                 .as_ptr()
-                .add(index * self.stride)
+                .add(index * slots.stride)
                 .cast::<Slot<T>>()
         }
     }
@@ -548,18 +586,6 @@ impl<T> Drop for Array<T> {
             }
             pos = self.next(pos);
         }
-        // SAFETY: `slots` is the boxed slice `new` leaked, of `cap` elements
-        // of the type `lined` says, and nothing refers to it any more.
-        unsafe {
-            if self.lined {
-                let slots =
-                    ptr::slice_from_raw_parts_mut(self.slots.cast::<Lined<T>>().as_ptr(), self.cap);
-                drop(Box::from_raw(slots));
-            } else {
-                let slots =
-                    ptr::slice_from_raw_parts_mut(self.slots.cast::<Slot<T>>().as_ptr(), self.cap);
-                drop(Box::from_raw(slots));
-            }
-        }
+        // The slots are freed by their own `Drop`, after this.
     }
 }
