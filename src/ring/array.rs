@@ -4,7 +4,7 @@
 //! part) is in the parent module.
 
 use std::marker::PhantomData;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::{align_of, size_of, MaybeUninit};
 use std::ptr::{self, NonNull};
 
 use super::{
@@ -51,7 +51,9 @@ impl<T> Slots<T> {
     ///
     /// If the slots cannot be allocated.
     fn new(cap: usize) -> Self {
-        let lined = cap <= LINED_MAX && size_of::<Slot<T>>() < size_of::<Lined<T>>();
+        // Only a slot smaller than a line: `Lined` rounds a larger one up to
+        // whole lines (an 80-byte slot to 128 bytes) for little gain.
+        let lined = cap <= LINED_MAX && size_of::<Slot<T>>() < align_of::<Lined<T>>();
         let (base, stride) = if lined {
             (Self::alloc(cap, Lined::<T>), size_of::<Lined<T>>())
         } else {
@@ -587,5 +589,39 @@ impl<T> Drop for Array<T> {
             pos = self.next(pos);
         }
         // The slots are freed by their own `Drop`, after this.
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{Array, Lined, Slot, LINED_MAX};
+    use std::mem::{align_of, size_of};
+
+    /// The layout `bounded`'s docs state: a 64-byte line per small slot up
+    /// to capacity 1,024, dense past it, and dense for slots of a line or
+    /// more at any capacity.
+    #[test]
+    fn small_slots_get_a_line_each_up_to_lined_max() {
+        assert_eq!(size_of::<Slot<usize>>(), 16);
+        assert_eq!(
+            (size_of::<Lined<usize>>(), align_of::<Lined<usize>>()),
+            (64, 64)
+        );
+        for cap in [1, 64, LINED_MAX] {
+            let a = Array::<usize>::new(cap);
+            assert!(a.slots.lined, "cap {cap}");
+            assert_eq!(a.slots.stride, 64);
+            assert_eq!(
+                a.slots.base.as_ptr() as usize % 64,
+                0,
+                "cap {cap}: not line-aligned"
+            );
+        }
+        let dense = Array::<usize>::new(LINED_MAX + 1);
+        assert!(!dense.slots.lined);
+        assert_eq!(dense.slots.stride, 16);
+        let large = Array::<[u64; 9]>::new(8);
+        assert!(!large.slots.lined);
+        assert_eq!(large.slots.stride, size_of::<Slot<[u64; 9]>>());
     }
 }
