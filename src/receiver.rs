@@ -120,8 +120,10 @@ impl<T> Receiver<T> {
     }
 
     /// Waits for at least one value, then appends up to `limit` values to
-    /// `buf` under one lock acquisition. Returns how many were appended; 0
-    /// means the channel is disconnected and drained (or `limit` is 0).
+    /// `buf`. Returns how many were appended; 0 means the channel is
+    /// disconnected and drained (or `limit` is 0). On a bounded channel the
+    /// values ready at the front are taken with one atomic claim, without
+    /// the lock.
     ///
     /// ```
     /// let (mut tx, rx) = amphi::spmc::unbounded();

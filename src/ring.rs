@@ -104,6 +104,18 @@ pub(crate) enum Pop<T> {
     Again,
 }
 
+/// What a consumer's batch attempt ([`Ring::pop_many`]) found.
+pub(crate) enum PopMany {
+    /// Took this many values (at least one), appended to the caller's
+    /// buffer; `true` if the producer waits for the room they left (the
+    /// caller then serves it under the lock, as for [`Pop::Value`]).
+    Took(usize, bool),
+    /// Nothing now.
+    Empty,
+    /// Returned values come first: take the lock.
+    Slow,
+}
+
 /// A producer's fast path, [`Ring::try_push`] or [`Ring::try_push_shared`]
 /// (chosen by [`Ring::pusher`]).
 pub(crate) type Push<T> = fn(&Ring<T>, T) -> Result<(), T>;
@@ -198,6 +210,30 @@ impl<T> Ring<T> {
         match self {
             Ring::Array(a) => a.pop_from(settle, 0),
             Ring::Blocks(b) => b.pop_from(settle),
+        }
+    }
+
+    /// Takes up to `limit` (at least 1) values without the lock, appending
+    /// them to `buf`: in an array with one claim on `head` for the run of
+    /// ready values there, in blocks one claim per value (as
+    /// [`pop`](Self::pop)).
+    pub(crate) fn pop_many(&self, buf: &mut Vec<T>, limit: usize) -> PopMany {
+        match self {
+            Ring::Array(a) => a.pop_many(buf, limit),
+            Ring::Blocks(_) => {
+                // An unbounded channel's producer never waits for room.
+                let mut n = 0;
+                while n < limit {
+                    match self.pop(false) {
+                        Pop::Value(v, _) => buf.push(v),
+                        Pop::Empty(_) if n == 0 => return PopMany::Empty,
+                        Pop::Slow | Pop::Again if n == 0 => return PopMany::Slow,
+                        Pop::Empty(_) | Pop::Slow | Pop::Again => break,
+                    }
+                    n += 1;
+                }
+                PopMany::Took(n, false)
+            }
         }
     }
 

@@ -1215,10 +1215,10 @@ fn ring_two_consumers_receive_each_value_once() {
 }
 
 /// A batch receive races a consumer and the producer: one consumer takes up
-/// to two values with `try_recv_many` (under the lock, while the other
-/// consumer's `try_recv` and the producer's `try_send`s use the ring's fast
-/// paths), into bounded(2). Every value is received once, each consumer's in
-/// order.
+/// to two values with `try_recv_many` (one claim on `head` for the run of
+/// ready values, while the other consumer's `try_recv` and the producer's
+/// `try_send`s use the ring's fast paths too), into bounded(2). Every value
+/// is received once, each consumer's in order.
 #[test]
 fn ring_batch_receive_races_a_consumer_and_the_producer() {
     let seen = Seen::default();
@@ -1243,6 +1243,33 @@ fn ring_batch_receive_races_a_consumer_and_the_producer() {
         assert!(tx.is_empty());
     });
     seen.assert_both("the batch took both values / fewer");
+}
+
+/// A producer thread blocks on a full bounded(2) while a consumer takes
+/// values in batches (`try_recv_many`, one claim for every ready value):
+/// the claim that frees room clears the "a sender waits" flag, so it must
+/// serve the producer, whichever way the registration and the claim
+/// interleave. Every value arrives once, in order, and the producer
+/// finishes.
+#[test]
+fn batch_receive_serves_a_producer_blocked_on_a_full_ring() {
+    model(|| {
+        let (mut tx, rx) = spmc::bounded::<u32>(2);
+        let p = thread::spawn(move || {
+            for i in 0..3 {
+                tx.send(i).unwrap();
+            }
+        });
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            if rx.try_recv_many(&mut got, 3) == 0 {
+                thread::yield_now();
+            }
+        }
+        p.join().unwrap();
+        assert_eq!(got, [0, 1, 2]);
+        assert_eq!(rx.recv(), Err(RecvError));
+    });
 }
 
 /// More values than slots: bounded(2) with 3 values between a producer

@@ -318,3 +318,82 @@ fn blocked_threads_get_values_in_order() {
         assert_eq!(all, (0..3000).collect::<Vec<_>>());
     }
 }
+
+/// `try_recv_many` takes the run of ready values at `head` with one claim:
+/// across the end of a lap, cut at its limit, all of a full ring at once,
+/// and up to an empty slot; every value once, in order, and the slots it
+/// frees are reused on the next laps. Unbounded channels (one claim per
+/// value) across blocks too.
+#[test]
+fn batch_receive_takes_runs_across_laps_in_order() {
+    for cap in [Some(1), Some(2), Some(5), Some(64), None] {
+        let (mut tx, rx) = match cap {
+            Some(c) => spmc::bounded::<u64>(c),
+            None => spmc::unbounded::<u64>(),
+        };
+        let room = cap.unwrap_or(150);
+        let (mut next_in, mut next_out) = (0u64, 0u64);
+        let steps = if cfg!(miri) { 20 } else { 500 };
+        let mut buf = Vec::new();
+        for step in 0..steps {
+            // Fill by an uneven amount (a full ring every few steps), then
+            // take with an uneven limit (past what is there, at times).
+            let fill = 1 + (step * 7) % room;
+            for _ in 0..fill {
+                if tx.try_send(next_in).is_err() {
+                    break;
+                }
+                next_in += 1;
+            }
+            let limit = 1 + (step * 5) % (room + 2);
+            let before = rx.len();
+            let took = rx.try_recv_many(&mut buf, limit);
+            assert_eq!(took, limit.min(before), "cap {cap:?} step {step}");
+            assert_eq!(rx.len(), before - took);
+            for v in buf.drain(..) {
+                assert_eq!(v, next_out, "cap {cap:?}");
+                next_out += 1;
+            }
+        }
+        assert_eq!(
+            rx.try_recv_many(&mut buf, usize::MAX),
+            (next_in - next_out) as usize
+        );
+        for v in buf.drain(..) {
+            assert_eq!(v, next_out);
+            next_out += 1;
+        }
+        assert_eq!(next_out, next_in);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+        drop(tx);
+        assert_eq!(rx.try_recv_many(&mut buf, 4), 0);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    }
+}
+
+/// A producer thread blocked on a full ring is served by a batch receive
+/// that frees the whole ring with one claim (the claim clears the "a sender
+/// waits" flag, so it must serve the producer).
+#[test]
+#[cfg_attr(miri, ignore)] // real threads and sleeps
+fn batch_receive_serves_a_blocked_producer() {
+    use std::thread;
+    use std::time::Duration;
+    for cap in [1, 4, 64] {
+        let (mut tx, rx) = spmc::bounded::<u32>(cap);
+        let n = 20 * cap as u32;
+        let p = thread::spawn(move || {
+            for i in 0..n {
+                tx.send(i).unwrap();
+            }
+        });
+        let mut got = Vec::new();
+        while got.len() < n as usize {
+            // Let the producer fill the ring and block on the next value.
+            thread::sleep(Duration::from_millis(1));
+            rx.try_recv_many(&mut got, usize::MAX);
+        }
+        p.join().unwrap();
+        assert_eq!(got, (0..n).collect::<Vec<_>>(), "cap {cap}");
+    }
+}
