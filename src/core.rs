@@ -1458,7 +1458,14 @@ impl<T> Chan<T> {
         // full. Otherwise (a waiter needs the core) it goes on under the lock
         // with the rest.
         if let Some(ring) = &self.ring {
-            while let Some(v) = values.pop_front() {
+            // The one producer of an spmc channel claims a run of positions
+            // at once; a single send where the ring takes no run (the end of
+            // a block, the end of the room), and for competing producers.
+            while !values.is_empty() {
+                if self.flavor == Flavor::Spmc && ring.push_many(values) > 0 {
+                    continue;
+                }
+                let Some(v) = values.pop_front() else { break };
                 if let Err(v) = self.fast_push(v) {
                     values.push_front(v);
                     break;

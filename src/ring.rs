@@ -57,6 +57,8 @@ pub use blocks::live_blocks;
 
 use self::array::Array;
 use self::blocks::Blocks;
+use std::collections::VecDeque;
+
 use crate::sync::{AtomicUsize, Ordering};
 
 /// The low bits of `head` and `tail` are flags; the position is above them.
@@ -213,17 +215,34 @@ impl<T> Ring<T> {
         }
     }
 
+    /// The one producer of an spmc channel sends from the front of
+    /// `values` without the lock, with one claim for as many as the ring
+    /// takes at once (the run of free slots at `tail` in an array, the rest
+    /// of the current block in blocks); returns how many went in, 0 where
+    /// its single send would go to the lock.
+    pub(crate) fn push_many(&self, values: &mut VecDeque<T>) -> usize {
+        match self {
+            Ring::Array(a) => a.push_many(values),
+            Ring::Blocks(b) => b.push_many(values),
+        }
+    }
+
     /// Takes up to `limit` (at least 1) values without the lock, appending
     /// them to `buf`: in an array with one claim on `head` for the run of
-    /// ready values there, in blocks one claim per value (as
-    /// [`pop`](Self::pop)).
+    /// ready values there, in blocks one claim for those of the current
+    /// block (a single [`pop`](Self::pop) at the block's end).
     pub(crate) fn pop_many(&self, buf: &mut Vec<T>, limit: usize) -> PopMany {
         match self {
             Ring::Array(a) => a.pop_many(buf, limit),
-            Ring::Blocks(_) => {
+            Ring::Blocks(b) => {
                 // An unbounded channel's producer never waits for room.
                 let mut n = 0;
                 while n < limit {
+                    let run = b.pop_run(buf, limit - n);
+                    if run > 0 {
+                        n += run;
+                        continue;
+                    }
                     match self.pop(false) {
                         Pop::Value(v, _) => buf.push(v),
                         Pop::Empty(_) if n == 0 => return PopMany::Empty,

@@ -1272,6 +1272,35 @@ fn batch_receive_serves_a_producer_blocked_on_a_full_ring() {
     });
 }
 
+/// Runs through the unbounded ring's blocks (three slots each under loom):
+/// the producer's `send_batch` of three values claims the first block's
+/// first two positions at once, then the block's last slot alone (linking
+/// the next block), while a consumer thread takes runs with
+/// `try_recv_many` (a run's claim may come before the producer has written
+/// its values). Every value is received once, in order, and every block is
+/// freed (`blocks_model`).
+#[test]
+fn unbounded_batch_runs_race_a_batch_consumer() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    blocks_model(2, move || {
+        let (mut tx, rx) = spmc::unbounded::<u32>();
+        let rx_a = rx.clone();
+        let a = thread::spawn(move || {
+            let mut got = Vec::new();
+            rx_a.try_recv_many(&mut got, 3);
+            got
+        });
+        tx.send_batch([1, 2, 3]).unwrap();
+        let a = a.join().unwrap();
+        let mut rest = Vec::new();
+        rx.try_recv_many(&mut rest, 4);
+        s.mark(a.len() >= 2);
+        assert_each_once_in_order(&[&a, &rest], 3);
+    });
+    seen.assert_both("the batch consumer took a run / at most one");
+}
+
 /// More values than slots: bounded(2) with 3 values between a producer
 /// thread (blocking `send`) and a consumer thread (blocking `recv`), so the
 /// first slot is reused on the next lap (its stamp goes from "holds lap 0"

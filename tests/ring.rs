@@ -397,3 +397,58 @@ fn batch_receive_serves_a_blocked_producer() {
         assert_eq!(got, (0..n).collect::<Vec<_>>(), "cap {cap}");
     }
 }
+
+/// `send_batch` claims runs of positions at once (the free slots at `tail`
+/// in an array, the rest of the block before its last slot in blocks):
+/// batches of uneven sizes, with single sends and batch or single receives
+/// between them, across laps and blocks; every value once, in order, and
+/// `len` follows.
+#[test]
+fn batch_send_claims_runs_across_laps_and_blocks_in_order() {
+    for cap in [Some(1), Some(3), Some(64), None] {
+        let (mut tx, rx) = match cap {
+            Some(c) => spmc::bounded::<u64>(c),
+            None => spmc::unbounded::<u64>(),
+        };
+        let room = cap.unwrap_or(200);
+        let (mut next_in, mut next_out) = (0u64, 0u64);
+        let steps = if cfg!(miri) { 20 } else { 400 };
+        let mut buf = Vec::new();
+        for step in 0..steps {
+            // A batch that fits the room left (a blocking send of more would
+            // wait: nobody receives meanwhile), or a single send.
+            let free = room - rx.len();
+            let n = ((step * 11) % (room + 1)).min(free) as u64;
+            if step % 3 == 0 && free > 0 {
+                tx.try_send(next_in).unwrap();
+                next_in += 1;
+            } else {
+                tx.send_batch(next_in..next_in + n).unwrap();
+                next_in += n;
+            }
+            assert_eq!(
+                rx.len() as u64,
+                next_in - next_out,
+                "cap {cap:?} step {step}"
+            );
+            let limit = 1 + (step * 13) % (room + 1);
+            if step % 2 == 0 {
+                rx.try_recv_many(&mut buf, limit);
+            } else {
+                buf.extend((0..limit).map_while(|_| rx.try_recv().ok()));
+            }
+            for v in buf.drain(..) {
+                assert_eq!(v, next_out, "cap {cap:?} step {step}");
+                next_out += 1;
+            }
+        }
+        drop(tx);
+        rx.try_recv_many(&mut buf, usize::MAX);
+        for v in buf.drain(..) {
+            assert_eq!(v, next_out);
+            next_out += 1;
+        }
+        assert_eq!(next_out, next_in);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
+    }
+}

@@ -81,6 +81,57 @@ fn threads_1p8c(cap: Option<usize>) {
     });
 }
 
+/// Batches on both sides: the producer's `send_batch` of uneven sizes
+/// (runs of positions claimed at once) and single sends, four consumers
+/// with `recv_many` (runs taken with one claim) and four with `recv`.
+fn threads_batches_1p8c(cap: Option<usize>) {
+    watchdog(LIMIT, move || {
+        let (mut tx, rx) = sync_chan(cap);
+        let hs: Vec<_> = (0..8)
+            .map(|k| {
+                let rx = rx.clone();
+                thread::spawn(move || {
+                    if k % 2 == 1 {
+                        return drain_sync(rx);
+                    }
+                    let (mut got, mut buf) = (Vec::new(), Vec::new());
+                    while rx.recv_many(&mut buf, 1 + k * 10) > 0 {
+                        got.append(&mut buf);
+                    }
+                    got
+                })
+            })
+            .collect();
+        drop(rx);
+        let mut i = 0;
+        while i < N {
+            let end = (i + i % 97).min(N);
+            if end > i {
+                tx.send_batch(i..end).unwrap();
+                i = end;
+            } else {
+                tx.send(i).unwrap();
+                i += 1;
+            }
+        }
+        drop(tx);
+        let per: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        check_exactly_once(N, &per);
+    });
+}
+
+#[test]
+fn threads_batches_1p8c_bounded() {
+    for cap in [1, 5, 64] {
+        threads_batches_1p8c(Some(cap));
+    }
+}
+
+#[test]
+fn threads_batches_1p8c_unbounded() {
+    threads_batches_1p8c(None);
+}
+
 #[test]
 fn threads_1p8c_bounded_0() {
     threads_1p8c(Some(0));

@@ -232,6 +232,52 @@ impl<T> Array<T> {
         Ok(())
     }
 
+    /// Sends from the front of `values` without the lock, with one claim for
+    /// the run of free slots at `tail` (up to the number of values); returns
+    /// how many went in, 0 if [`SLOW`] is set or the slot at `tail` is not
+    /// free yet. Only the one producer of an spmc channel calls it (as
+    /// [`try_push`](Self::try_push)).
+    pub(super) fn push_many(&self, values: &mut std::collections::VecDeque<T>) -> usize {
+        let word = self.tail.0.load(Ordering::Relaxed);
+        debug_assert!(word & RESERVED == 0, "spmc reserves no slot");
+        if word & SLOW != 0 {
+            return 0;
+        }
+        let pos = word >> FLAG_BITS;
+        // Acquire on each stamp: the consumer of the last lap has read its
+        // value out.
+        let (mut count, mut end) = (0, pos);
+        while count < values.len().min(self.cap) {
+            if self.slot(end).stamp.load(Ordering::Acquire) != end {
+                break;
+            }
+            count += 1;
+            end = self.next(end);
+        }
+        if count == 0
+            || self
+                .tail
+                .0
+                .compare_exchange(word, end << FLAG_BITS, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+        {
+            // Full, or a receiver set `SLOW` under the lock (as in
+            // `try_push`).
+            return 0;
+        }
+        let mut at = pos;
+        for value in values.drain(..count) {
+            let slot = self.slot(at);
+            // SAFETY: as in `try_push`, for each position of the run: free
+            // for it (the stamps above), and the claim makes this producer
+            // its only writer; no consumer reads it before its stamp.
+            slot.value.with_mut(|c| unsafe { (*c).write(value) });
+            slot.stamp.store(at + 1, Ordering::Release);
+            at = self.next(at);
+        }
+        count
+    }
+
     /// Sends without the lock where producers compete (mpmc): claims the
     /// slot at `tail` with a compare-and-swap (which fails if another
     /// producer claimed it first, or the core changed the flags), then
