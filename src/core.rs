@@ -57,7 +57,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use crate::error::{RecvError, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError};
-use crate::ring::{self, Padded, Pop, PopMany, Ring};
+use crate::ring::{self, Padded, Pop, Ring};
 use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
 use crate::waiter::{Deferred, List, Node, Notify, Waiter, GRANTED, NOTIFIED, WAITING};
 
@@ -2047,41 +2047,11 @@ impl<T> Chan<T> {
         r.map(|v| self.finish_take(v, d))
     }
 
-    /// Takes up to `limit` values without waiting; returns how many. From
-    /// the ring without the lock while it serves them (in a bounded channel
-    /// one claim takes every ready value up to `limit`), then under one
-    /// lock acquisition.
+    /// Takes up to `limit` values without waiting; returns how many.
     pub(crate) fn try_recv_many(&self, buf: &mut Vec<T>, limit: usize) -> usize {
-        let mut n = 0;
-        if let Some(ring) = &self.ring {
-            while n < limit {
-                match ring.pop_many(buf, limit - n) {
-                    PopMany::Took(k, serve) => {
-                        n += k;
-                        if serve {
-                            // As for a single take that cleared the flag,
-                            // with its last value: back into the channel if
-                            // the wake-up panics.
-                            let v = buf.pop().expect("the take appended values");
-                            buf.push(self.serve_sender_after(v));
-                        }
-                    }
-                    // As `try_recv` answers without the lock.
-                    PopMany::Empty => return n,
-                    PopMany::Slow => break,
-                }
-            }
+        if limit == 0 {
+            return 0;
         }
-        if n == limit {
-            return n;
-        }
-        n + self.try_recv_many_locked(buf, limit - n)
-    }
-
-    /// [`try_recv_many`](Self::try_recv_many) under the lock: returned
-    /// values first, then the ring, or the waiting senders of `bounded(0)`.
-    #[inline(never)]
-    fn try_recv_many_locked(&self, buf: &mut Vec<T>, limit: usize) -> usize {
         let mut d = Deferred::new();
         let mut st = self.lock();
         let mut n = 0;

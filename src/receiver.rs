@@ -120,10 +120,8 @@ impl<T> Receiver<T> {
     }
 
     /// Waits for at least one value, then appends up to `limit` values to
-    /// `buf`. Returns how many were appended; 0 means the channel is
-    /// disconnected and drained (or `limit` is 0). On a bounded channel the
-    /// values ready at the front are taken with one atomic claim, without
-    /// the lock.
+    /// `buf` under one lock acquisition. Returns how many were appended; 0
+    /// means the channel is disconnected and drained (or `limit` is 0).
     ///
     /// ```
     /// let (mut tx, rx) = amphi::spmc::unbounded();

@@ -106,18 +106,6 @@ pub(crate) enum Pop<T> {
     Again,
 }
 
-/// What a consumer's batch attempt ([`Ring::pop_many`]) found.
-pub(crate) enum PopMany {
-    /// Took this many values (at least one), appended to the caller's
-    /// buffer; `true` if the producer waits for the room they left (the
-    /// caller then serves it under the lock, as for [`Pop::Value`]).
-    Took(usize, bool),
-    /// Nothing now.
-    Empty,
-    /// Returned values come first: take the lock.
-    Slow,
-}
-
 /// A producer's fast path, [`Ring::try_push`] or [`Ring::try_push_shared`]
 /// (chosen by [`Ring::pusher`]).
 pub(crate) type Push<T> = fn(&Ring<T>, T) -> Result<(), T>;
@@ -216,43 +204,15 @@ impl<T> Ring<T> {
     }
 
     /// The one producer of an spmc channel sends from the front of
-    /// `values` without the lock, with one claim for as many as the ring
-    /// takes at once (the run of free slots at `tail` in an array, the rest
-    /// of the current block in blocks); returns how many went in, 0 where
-    /// its single send would go to the lock.
+    /// `values` without the lock, with one claim for the rest of the
+    /// current block (unbounded); returns how many went in, 0 where its
+    /// single send would go to the lock, and always for an array (runs
+    /// claimed at once there made threads' rows slower on the 2-core VM:
+    /// BENCHMARKS.md, History).
     pub(crate) fn push_many(&self, values: &mut VecDeque<T>) -> usize {
         match self {
-            Ring::Array(a) => a.push_many(values),
+            Ring::Array(_) => 0,
             Ring::Blocks(b) => b.push_many(values),
-        }
-    }
-
-    /// Takes up to `limit` (at least 1) values without the lock, appending
-    /// them to `buf`: in an array with one claim on `head` for the run of
-    /// ready values there, in blocks one claim for those of the current
-    /// block (a single [`pop`](Self::pop) at the block's end).
-    pub(crate) fn pop_many(&self, buf: &mut Vec<T>, limit: usize) -> PopMany {
-        match self {
-            Ring::Array(a) => a.pop_many(buf, limit),
-            Ring::Blocks(b) => {
-                // An unbounded channel's producer never waits for room.
-                let mut n = 0;
-                while n < limit {
-                    let run = b.pop_run(buf, limit - n);
-                    if run > 0 {
-                        n += run;
-                        continue;
-                    }
-                    match self.pop(false) {
-                        Pop::Value(v, _) => buf.push(v),
-                        Pop::Empty(_) if n == 0 => return PopMany::Empty,
-                        Pop::Slow | Pop::Again if n == 0 => return PopMany::Slow,
-                        Pop::Empty(_) | Pop::Slow | Pop::Again => break,
-                    }
-                    n += 1;
-                }
-                PopMany::Took(n, false)
-            }
         }
     }
 

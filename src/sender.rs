@@ -166,10 +166,10 @@ macro_rules! flavor {
 
             /// Sends every value in order, waiting while the channel is
             /// full: values go straight into the channel's lock-free queue
-            /// while it takes them (an spmc producer claims a run of slots
-            /// with one atomic operation), and the rest (a receiver waits,
-            /// or the channel is full) under one lock acquisition per run
-            /// that fits. If every receiver is gone, the error holds the values
+            /// while it takes them (on an unbounded spmc channel a run of
+            /// positions with one atomic claim), and the rest (a receiver
+            /// waits, or the channel is full) under one lock acquisition per
+            /// run that fits. If every receiver is gone, the error holds the values
             /// not sent.
             ///
             /// ```
@@ -240,10 +240,10 @@ macro_rules! flavor {
 
             /// Sends every value in order, waiting while the channel is
             /// full: values go straight into the channel's lock-free queue
-            /// while it takes them (an spmc producer claims a run of slots
-            /// with one atomic operation), and the rest (a receiver waits,
-            /// or the channel is full) under one lock acquisition per run
-            /// that fits. If every receiver is gone, the error holds the values
+            /// while it takes them (on an unbounded spmc channel a run of
+            /// positions with one atomic claim), and the rest (a receiver
+            /// waits, or the channel is full) under one lock acquisition per
+            /// run that fits. If every receiver is gone, the error holds the values
             /// not sent.
             ///
             /// # Cancel safety

@@ -1215,10 +1215,10 @@ fn ring_two_consumers_receive_each_value_once() {
 }
 
 /// A batch receive races a consumer and the producer: one consumer takes up
-/// to two values with `try_recv_many` (one claim on `head` for the run of
-/// ready values, while the other consumer's `try_recv` and the producer's
-/// `try_send`s use the ring's fast paths too), into bounded(2). Every value
-/// is received once, each consumer's in order.
+/// to two values with `try_recv_many` (under the lock, while the other
+/// consumer's `try_recv` and the producer's `try_send`s use the ring's fast
+/// paths), into bounded(2). Every value is received once, each consumer's in
+/// order.
 #[test]
 fn ring_batch_receive_races_a_consumer_and_the_producer() {
     let seen = Seen::default();
@@ -1246,10 +1246,8 @@ fn ring_batch_receive_races_a_consumer_and_the_producer() {
 }
 
 /// A producer thread blocks on a full bounded(2) while a consumer takes
-/// values in batches (`try_recv_many`, one claim for every ready value):
-/// the claim that frees room clears the "a sender waits" flag, so it must
-/// serve the producer, whichever way the registration and the claim
-/// interleave. Every value arrives once, in order, and the producer
+/// values in batches (`try_recv_many`): the takes that free room must serve
+/// the producer, whichever way its registration and the takes interleave. Every value arrives once, in order, and the producer
 /// finishes.
 #[test]
 fn batch_receive_serves_a_producer_blocked_on_a_full_ring() {
@@ -1280,7 +1278,7 @@ fn batch_receive_serves_a_producer_blocked_on_a_full_ring() {
 /// its values). Every value is received once, in order, and every block is
 /// freed (`blocks_model`).
 #[test]
-fn unbounded_batch_runs_race_a_batch_consumer() {
+fn unbounded_batch_send_runs_race_a_batch_consumer() {
     let seen = Seen::default();
     let s = seen.clone();
     blocks_model(2, move || {
@@ -1298,7 +1296,7 @@ fn unbounded_batch_runs_race_a_batch_consumer() {
         s.mark(a.len() >= 2);
         assert_each_once_in_order(&[&a, &rest], 3);
     });
-    seen.assert_both("the batch consumer took a run / at most one");
+    seen.assert_both("the batch consumer took two or more / at most one");
 }
 
 /// More values than slots: bounded(2) with 3 values between a producer

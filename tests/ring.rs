@@ -319,11 +319,10 @@ fn blocked_threads_get_values_in_order() {
     }
 }
 
-/// `try_recv_many` takes the run of ready values at `head` with one claim:
-/// across the end of a lap, cut at its limit, all of a full ring at once,
-/// and up to an empty slot; every value once, in order, and the slots it
-/// frees are reused on the next laps. Unbounded channels (one claim per
-/// value) across blocks too.
+/// `try_recv_many` across the end of a lap, cut at its limit, all of a
+/// full ring at once, and up to an empty slot; every value once, in order,
+/// and the slots it frees are reused on the next laps. Unbounded channels
+/// across blocks too.
 #[test]
 fn batch_receive_takes_runs_across_laps_in_order() {
     for cap in [Some(1), Some(2), Some(5), Some(64), None] {
@@ -372,8 +371,7 @@ fn batch_receive_takes_runs_across_laps_in_order() {
 }
 
 /// A producer thread blocked on a full ring is served by a batch receive
-/// that frees the whole ring with one claim (the claim clears the "a sender
-/// waits" flag, so it must serve the producer).
+/// that frees the whole ring at once.
 #[test]
 #[cfg_attr(miri, ignore)] // real threads and sleeps
 fn batch_receive_serves_a_blocked_producer() {
@@ -398,11 +396,10 @@ fn batch_receive_serves_a_blocked_producer() {
     }
 }
 
-/// `send_batch` claims runs of positions at once (the free slots at `tail`
-/// in an array, the rest of the block before its last slot in blocks):
-/// batches of uneven sizes, with single sends and batch or single receives
-/// between them, across laps and blocks; every value once, in order, and
-/// `len` follows.
+/// `send_batch` (which claims runs of positions at once in an unbounded
+/// channel: the rest of the block before its last slot): batches of uneven
+/// sizes, with single sends and batch or single receives between them,
+/// across laps and blocks; every value once, in order, and `len` follows.
 #[test]
 fn batch_send_claims_runs_across_laps_and_blocks_in_order() {
     for cap in [Some(1), Some(3), Some(64), None] {

@@ -8,7 +8,7 @@ use std::mem::{align_of, size_of, MaybeUninit};
 use std::ptr::{self, NonNull};
 
 use super::{
-    Padded, Pop, PopMany, FLAGS, FLAG_BITS, MAX_CAP, POS_MASK, RESERVED, RESERVED_ONE, RETURNED,
+    Padded, Pop, FLAGS, FLAG_BITS, MAX_CAP, POS_MASK, RESERVED, RESERVED_ONE, RETURNED,
     SEND_WAITING, SLOW, TX_GONE,
 };
 use crate::sync::{self, AtomicUsize, Ordering, UnsafeCell};
@@ -230,52 +230,6 @@ impl<T> Array<T> {
         slot.value.with_mut(|c| unsafe { (*c).write(value) });
         slot.stamp.store(pos + 1, Ordering::Release);
         Ok(())
-    }
-
-    /// Sends from the front of `values` without the lock, with one claim for
-    /// the run of free slots at `tail` (up to the number of values); returns
-    /// how many went in, 0 if [`SLOW`] is set or the slot at `tail` is not
-    /// free yet. Only the one producer of an spmc channel calls it (as
-    /// [`try_push`](Self::try_push)).
-    pub(super) fn push_many(&self, values: &mut std::collections::VecDeque<T>) -> usize {
-        let word = self.tail.0.load(Ordering::Relaxed);
-        debug_assert!(word & RESERVED == 0, "spmc reserves no slot");
-        if word & SLOW != 0 {
-            return 0;
-        }
-        let pos = word >> FLAG_BITS;
-        // Acquire on each stamp: the consumer of the last lap has read its
-        // value out.
-        let (mut count, mut end) = (0, pos);
-        while count < values.len().min(self.cap) {
-            if self.slot(end).stamp.load(Ordering::Acquire) != end {
-                break;
-            }
-            count += 1;
-            end = self.next(end);
-        }
-        if count == 0
-            || self
-                .tail
-                .0
-                .compare_exchange(word, end << FLAG_BITS, Ordering::AcqRel, Ordering::Relaxed)
-                .is_err()
-        {
-            // Full, or a receiver set `SLOW` under the lock (as in
-            // `try_push`).
-            return 0;
-        }
-        let mut at = pos;
-        for value in values.drain(..count) {
-            let slot = self.slot(at);
-            // SAFETY: as in `try_push`, for each position of the run: free
-            // for it (the stamps above), and the claim makes this producer
-            // its only writer; no consumer reads it before its stamp.
-            slot.value.with_mut(|c| unsafe { (*c).write(value) });
-            slot.stamp.store(at + 1, Ordering::Release);
-            at = self.next(at);
-        }
-        count
     }
 
     /// Sends without the lock where producers compete (mpmc): claims the
@@ -500,76 +454,6 @@ impl<T> Array<T> {
             // Another consumer moved `head` on.
             lost = sync::contend(lost);
             word = self.head.0.load(Ordering::Acquire);
-        }
-    }
-
-    /// Takes up to `limit` (at least 1) values at `head` with one claim,
-    /// appending them to `buf`: the run of slots from `head` that are
-    /// stamped ready, cut at `limit`. A claim lost to another consumer (or
-    /// to a flag the core changed) counts the run again from the new
-    /// `head`.
-    pub(super) fn pop_many(&self, buf: &mut Vec<T>, limit: usize) -> PopMany {
-        debug_assert!(limit > 0);
-        let mut word = self.head.0.load(Ordering::Acquire);
-        let mut lost = 0;
-        loop {
-            if word & RETURNED != 0 {
-                return PopMany::Slow;
-            }
-            let pos = word >> FLAG_BITS;
-            // The run of ready slots. Acquire on each stamp: its value's
-            // write is visible once the claim below makes it this
-            // consumer's.
-            let (mut count, mut end) = (0, pos);
-            let mut stamp = 0;
-            while count < limit.min(self.cap) {
-                stamp = self.slot(end).stamp.load(Ordering::Acquire);
-                if stamp != end + 1 {
-                    break;
-                }
-                count += 1;
-                end = self.next(end);
-            }
-            if count == 0 {
-                if self.unwritten(pos, stamp) {
-                    return PopMany::Empty;
-                }
-                // Another consumer moved `head` on.
-                lost = sync::contend(lost);
-                word = self.head.0.load(Ordering::Acquire);
-                continue;
-            }
-            // Room first: nothing may fail between the claim and the reads,
-            // or the claimed values would be lost and their slots never
-            // freed for the producer.
-            buf.reserve(count);
-            let next = (end << FLAG_BITS) | (word & (RETURNED | TX_GONE));
-            match self
-                .head
-                .0
-                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    let mut at = pos;
-                    for _ in 0..count {
-                        let slot = self.slot(at);
-                        // SAFETY: as in `claim`, for each position of the
-                        // run: stamped ready before the claim (Acquire
-                        // above), and the claim makes this consumer its only
-                        // reader; the producer waits for the stamp below.
-                        let value = slot.value.with_mut(|c| unsafe { (*c).assume_init_read() });
-                        slot.stamp
-                            .store(at.wrapping_add(self.one_lap) & POS_MASK, Ordering::Release);
-                        buf.push(value);
-                        at = self.next(at);
-                    }
-                    return PopMany::Took(count, word & SEND_WAITING != 0);
-                }
-                Err(now) => {
-                    lost = sync::lost_claim(word, now, lost);
-                    word = now;
-                }
-            }
         }
     }
 

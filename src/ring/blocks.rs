@@ -521,63 +521,6 @@ impl<T> Blocks<T> {
         Pop::Again
     }
 
-    /// Takes up to `limit` values at `head` with one claim, appending them
-    /// to `buf`: the positions producers have claimed in the current block
-    /// before its last slot (whose claim moves `head` to the next block,
-    /// left to [`pop_from`](Self::pop_from)). Returns how many, 0 if it
-    /// took none (nothing there, returned values first, the block's last
-    /// slot next, or another consumer's claim came first: the caller's
-    /// single take decides).
-    pub(super) fn pop_run(&self, buf: &mut Vec<T>, limit: usize) -> usize {
-        let word = self.head.0.index.load(Ordering::Acquire);
-        if word & RETURNED != 0 {
-            return 0;
-        }
-        let pos = word >> FLAG_BITS;
-        let offset = pos % LAP;
-        let mut count = limit.min((BLOCK_CAP - 1).saturating_sub(offset));
-        let mut new_flags = 0;
-        if word & HAS_NEXT == 0 {
-            let tail = self.tail.0.index.load(Ordering::Acquire) >> FLAG_BITS;
-            if pos / LAP != tail / LAP {
-                // As in `next_head`: the producers are past this block.
-                new_flags = HAS_NEXT;
-            } else {
-                // Every position below `tail` is claimed by a producer.
-                count = count.min(tail.wrapping_sub(pos) & POS_MASK);
-            }
-        }
-        if count == 0 {
-            return 0;
-        }
-        let block = self.head.0.block.load(Ordering::Acquire);
-        // Room first: nothing may fail between the claim and the reads.
-        buf.reserve(count);
-        if self
-            .head
-            .0
-            .index
-            .compare_exchange(
-                word,
-                word.wrapping_add(count * ONE) | new_flags,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_err()
-        {
-            return 0;
-        }
-        for i in 0..count {
-            // SAFETY: as in `pop_from`, for each position of the run:
-            // `block` is `word`'s block (loaded after it; had `head` left it
-            // since, the claim would have failed), and it is neither reused
-            // nor freed until the claimed slot is `READ`; every offset lies
-            // below `BLOCK_CAP - 1`, so `head` stays in the block.
-            buf.push(unsafe { Self::read_claimed(block, offset + i) });
-        }
-        count
-    }
-
     /// Takes the value at `head`, looping: claims at the end of a block
     /// (moving `head` to the next one) and after lost claims. A position
     /// the producer has claimed is taken and its write waited for; with
