@@ -1458,9 +1458,10 @@ impl<T> Chan<T> {
         // full. Otherwise (a waiter needs the core) it goes on under the lock
         // with the rest.
         if let Some(ring) = &self.ring {
-            // The one producer of an spmc channel claims a run of positions
-            // at once; a single send where the ring takes no run (the end of
-            // a block, the end of the room), and for competing producers.
+            // The one producer of an spmc channel claims a run of an
+            // unbounded ring's positions at once; a single send where no run
+            // is taken (a block's last slot, a bounded ring, competing
+            // producers).
             while !values.is_empty() {
                 if self.flavor == Flavor::Spmc && ring.push_many(values) > 0 {
                     continue;

@@ -55,10 +55,10 @@ mod blocks;
 #[cfg(loom)]
 pub use blocks::live_blocks;
 
-use self::array::Array;
-use self::blocks::Blocks;
 use std::collections::VecDeque;
 
+use self::array::Array;
+use self::blocks::Blocks;
 use crate::sync::{AtomicUsize, Ordering};
 
 /// The low bits of `head` and `tail` are flags; the position is above them.

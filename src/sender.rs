@@ -169,8 +169,8 @@ macro_rules! flavor {
             /// while it takes them (on an unbounded spmc channel a run of
             /// positions with one atomic claim), and the rest (a receiver
             /// waits, or the channel is full) under one lock acquisition per
-            /// run that fits. If every receiver is gone, the error holds the values
-            /// not sent.
+            /// run that fits. If every receiver is gone, the error holds the
+            /// values not sent.
             ///
             /// ```
             #[doc = concat!("let (", $tx, ", rx) = amphi::", $m, "::bounded(16);")]
@@ -243,8 +243,8 @@ macro_rules! flavor {
             /// while it takes them (on an unbounded spmc channel a run of
             /// positions with one atomic claim), and the rest (a receiver
             /// waits, or the channel is full) under one lock acquisition per
-            /// run that fits. If every receiver is gone, the error holds the values
-            /// not sent.
+            /// run that fits. If every receiver is gone, the error holds the
+            /// values not sent.
             ///
             /// # Cancel safety
             ///

@@ -23,6 +23,7 @@
 //! in the low bits of both words, so moving on is a `fetch_add`, never a
 //! store that could lose a flag set meanwhile under the core lock.
 
+use std::collections::VecDeque;
 use std::mem::MaybeUninit;
 use std::ptr;
 
@@ -383,7 +384,7 @@ impl<T> Blocks<T> {
     /// the next block, left to [`push`](Self::push)); returns how many went
     /// in, 0 if [`SLOW`] is set, the block's last slot is next, or another
     /// producer's claim came first.
-    pub(super) fn push_many(&self, values: &mut std::collections::VecDeque<T>) -> usize {
+    pub(super) fn push_many(&self, values: &mut VecDeque<T>) -> usize {
         let word = self.tail.0.index.load(Ordering::Acquire);
         if word & SLOW != 0 {
             return 0;
