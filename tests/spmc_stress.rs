@@ -60,6 +60,22 @@ async fn drain_async(rx: AsyncReceiver<u64>) -> Vec<u64> {
     v
 }
 
+/// Sends `0..n` in order: at `i`, a batch of `batch(i)` values through
+/// `send_batch` (cut at `n`), or a single `send` where that is 0 or 1.
+fn send_in_batches(tx: &mut Sender<u64>, n: u64, batch: impl Fn(u64) -> u64) {
+    let mut i = 0;
+    while i < n {
+        let end = (i + batch(i)).min(n);
+        if end > i + 1 {
+            tx.send_batch(i..end).unwrap();
+            i = end;
+        } else {
+            tx.send(i).unwrap();
+            i += 1;
+        }
+    }
+}
+
 // ----- 1 producer, 8 consumer threads
 
 fn threads_1p8c(cap: Option<usize>) {
@@ -103,17 +119,7 @@ fn threads_batches_1p8c(cap: Option<usize>) {
             })
             .collect();
         drop(rx);
-        let mut i = 0;
-        while i < N {
-            let end = (i + i % 97).min(N);
-            if end > i {
-                tx.send_batch(i..end).unwrap();
-                i = end;
-            } else {
-                tx.send(i).unwrap();
-                i += 1;
-            }
-        }
+        send_in_batches(&mut tx, N, |i| i % 97);
         drop(tx);
         let per: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
         check_exactly_once(N, &per);
@@ -334,17 +340,7 @@ fn sync_producer_feeds_smol_tasks() {
                 .map(|_| ex.spawn(drain_async(rx.to_async())))
                 .collect();
             drop(rx);
-            let mut i = 0;
-            while i < M {
-                if i % 5 == 0 {
-                    let end = (i + 9).min(M);
-                    tx.send_batch(i..end).unwrap();
-                    i = end;
-                } else {
-                    tx.send(i).unwrap();
-                    i += 1;
-                }
-            }
+            send_in_batches(&mut tx, M, |i| if i % 5 == 0 { 9 } else { 1 });
             drop(tx);
             let per: Vec<_> = tasks
                 .into_iter()
