@@ -1458,12 +1458,11 @@ impl<T> Chan<T> {
         // full. Otherwise (a waiter needs the core) it goes on under the lock
         // with the rest.
         if let Some(ring) = &self.ring {
-            // The one producer of an spmc channel claims a run of an
-            // unbounded ring's positions at once; a single send where no run
-            // is taken (a block's last slot, a bounded ring, competing
-            // producers).
+            // A run of an unbounded ring's positions claimed at once; a
+            // single send where no run is taken (a block's last slot, a
+            // bounded ring, a claim lost to another producer).
             while !values.is_empty() {
-                if self.flavor == Flavor::Spmc && ring.push_many(values) > 0 {
+                if ring.push_many(values) > 0 {
                     continue;
                 }
                 let Some(v) = values.pop_front() else { break };

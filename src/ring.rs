@@ -203,11 +203,12 @@ impl<T> Ring<T> {
         }
     }
 
-    /// The one producer of an spmc channel sends from the front of
-    /// `values` without the lock, with one claim for the rest of the
-    /// current block (unbounded); returns how many went in, 0 where its
-    /// single send would go to the lock, and always for an array (runs
-    /// claimed at once there made threads' rows slower on the 2-core VM:
+    /// A producer sends from the front of `values` without the lock, with
+    /// one claim for the rest of the current block (unbounded; competing
+    /// producers' claims arbitrate as for single sends); returns how many
+    /// went in, 0 where its single send would go to the lock or another
+    /// producer's claim came first, and always for an array (runs claimed
+    /// at once there made threads' rows slower on the 2-core VM:
     /// BENCHMARKS.md, History).
     pub(crate) fn push_many(&self, values: &mut VecDeque<T>) -> usize {
         match self {

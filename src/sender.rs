@@ -166,7 +166,7 @@ macro_rules! flavor {
 
             /// Sends every value in order, waiting while the channel is
             /// full: values go straight into the channel's lock-free queue
-            /// while it takes them (on an unbounded spmc channel a run of
+            /// while it takes them (on an unbounded channel a run of
             /// positions with one atomic claim), and the rest (a receiver
             /// waits, or the channel is full) under one lock acquisition per
             /// run that fits. If every receiver is gone, the error holds the
@@ -240,7 +240,7 @@ macro_rules! flavor {
 
             /// Sends every value in order, waiting while the channel is
             /// full: values go straight into the channel's lock-free queue
-            /// while it takes them (on an unbounded spmc channel a run of
+            /// while it takes them (on an unbounded channel a run of
             /// positions with one atomic claim), and the rest (a receiver
             /// waits, or the channel is full) under one lock acquisition per
             /// run that fits. If every receiver is gone, the error holds the

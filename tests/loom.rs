@@ -1270,6 +1270,29 @@ fn batch_receive_serves_a_producer_blocked_on_a_full_ring() {
     });
 }
 
+/// mpmc: two producers' `send_batch`es claim runs of the unbounded ring's
+/// first block (three slots under loom) against each other, so a run may
+/// lose its claim to the other producer's and go on as single sends, and
+/// the block's last slot links the next block. Afterwards every value is
+/// there once, each producer's in order, and every block is freed
+/// (`blocks_model`).
+#[test]
+fn mpmc_unbounded_batch_runs_race_between_producers() {
+    blocks_model(2, || {
+        let (tx, rx) = mpmc::unbounded::<u32>();
+        let tx2 = tx.clone();
+        let a = thread::spawn(move || tx.send_batch([1, 2]).unwrap());
+        tx2.send_batch([11, 12]).unwrap();
+        a.join().unwrap();
+        let mut got = Vec::new();
+        assert_eq!(rx.try_recv_many(&mut got, 8), 4);
+        let ours: Vec<u32> = got.iter().copied().filter(|v| *v < 10).collect();
+        let theirs: Vec<u32> = got.iter().copied().filter(|v| *v > 10).collect();
+        assert_eq!(ours, [1, 2], "{got:?}");
+        assert_eq!(theirs, [11, 12], "{got:?}");
+    });
+}
+
 /// Runs through the unbounded ring's blocks (three slots each under loom):
 /// the producer's `send_batch` of three values claims the first block's
 /// first two positions at once, then the block's last slot alone (linking

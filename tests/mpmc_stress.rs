@@ -193,6 +193,36 @@ fn run_threads(cap: Cap) {
     bitmap.assert_full();
 }
 
+/// 4 producer threads sending in batches of uneven sizes (`send_batch`:
+/// on an unbounded channel runs of positions claimed at once, against the
+/// other producers' claims), 4 consumer threads.
+fn run_thread_batches(cap: Cap) {
+    let (tx, rx) = channel(cap);
+    let bitmap = Bitmap::new();
+    let consumers: Vec<_> = (0..CONSUMERS)
+        .map(|_| thread_consumer(rx.clone(), bitmap.clone()))
+        .collect();
+    drop(rx);
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let tx = tx.clone();
+            thread::spawn(move || {
+                let mut s = 0;
+                while s < PER_PRODUCER {
+                    let end = (s + 1 + (s + p) % 90).min(PER_PRODUCER);
+                    tx.send_batch((s..end).map(|s| encode(p, s))).unwrap();
+                    s = end;
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    producers.into_iter().for_each(|h| h.join().unwrap());
+    let n: usize = consumers.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(n, TOTAL, "{cap:?}");
+    bitmap.assert_full();
+}
+
 /// 4 producer tasks, 4 consumer tasks, on a 4-worker runtime.
 fn run_tasks(cap: Cap) {
     let rt = runtime();
@@ -280,4 +310,6 @@ stress_tests! {
     mixed_bounded_64: run_mixed, CAPS[1];
     mixed_unbounded: run_mixed, CAPS[2];
     mixed_rendezvous: run_mixed, CAPS[3];
+    thread_batches_bounded_64: run_thread_batches, CAPS[1];
+    thread_batches_unbounded: run_thread_batches, CAPS[2];
 }
