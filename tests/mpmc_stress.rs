@@ -143,6 +143,18 @@ fn thread_producer(tx: mpmc::Sender<u64>, p: usize) -> thread::JoinHandle<()> {
     })
 }
 
+/// A producer thread sending its values in batches of uneven sizes.
+fn thread_batch_producer(tx: mpmc::Sender<u64>, p: usize) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        let mut s = 0;
+        while s < PER_PRODUCER {
+            let end = (s + 1 + (s + p) % 90).min(PER_PRODUCER);
+            tx.send_batch((s..end).map(|s| encode(p, s))).unwrap();
+            s = end;
+        }
+    })
+}
+
 fn thread_consumer(rx: mpmc::Receiver<u64>, bitmap: Arc<Bitmap>) -> thread::JoinHandle<usize> {
     thread::spawn(move || {
         let mut order = Order::new();
@@ -177,45 +189,25 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// 4 producer threads, 4 consumer threads.
 fn run_threads(cap: Cap) {
-    let (tx, rx) = channel(cap);
-    let bitmap = Bitmap::new();
-    let consumers: Vec<_> = (0..CONSUMERS)
-        .map(|_| thread_consumer(rx.clone(), bitmap.clone()))
-        .collect();
-    drop(rx);
-    let producers: Vec<_> = (0..PRODUCERS)
-        .map(|p| thread_producer(tx.clone(), p))
-        .collect();
-    drop(tx);
-    producers.into_iter().for_each(|h| h.join().unwrap());
-    let n: usize = consumers.into_iter().map(|h| h.join().unwrap()).sum();
-    assert_eq!(n, TOTAL, "{cap:?}");
-    bitmap.assert_full();
+    run_threads_with(cap, thread_producer);
 }
 
 /// 4 producer threads sending in batches of uneven sizes (`send_batch`:
 /// on an unbounded channel runs of positions claimed at once, against the
 /// other producers' claims), 4 consumer threads.
 fn run_thread_batches(cap: Cap) {
+    run_threads_with(cap, thread_batch_producer);
+}
+
+/// 4 producer threads started by `producer`, 4 consumer threads.
+fn run_threads_with(cap: Cap, producer: fn(mpmc::Sender<u64>, usize) -> thread::JoinHandle<()>) {
     let (tx, rx) = channel(cap);
     let bitmap = Bitmap::new();
     let consumers: Vec<_> = (0..CONSUMERS)
         .map(|_| thread_consumer(rx.clone(), bitmap.clone()))
         .collect();
     drop(rx);
-    let producers: Vec<_> = (0..PRODUCERS)
-        .map(|p| {
-            let tx = tx.clone();
-            thread::spawn(move || {
-                let mut s = 0;
-                while s < PER_PRODUCER {
-                    let end = (s + 1 + (s + p) % 90).min(PER_PRODUCER);
-                    tx.send_batch((s..end).map(|s| encode(p, s))).unwrap();
-                    s = end;
-                }
-            })
-        })
-        .collect();
+    let producers: Vec<_> = (0..PRODUCERS).map(|p| producer(tx.clone(), p)).collect();
     drop(tx);
     producers.into_iter().for_each(|h| h.join().unwrap());
     let n: usize = consumers.into_iter().map(|h| h.join().unwrap()).sum();

@@ -16,6 +16,23 @@ fn poll<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
     f.poll(&mut Context::from_waker(futures::task::noop_waker_ref()))
 }
 
+/// `bounded(c)` for `Some(c)`, `unbounded()` for `None`.
+fn chan<T>(cap: Option<usize>) -> (spmc::Sender<T>, spmc::Receiver<T>) {
+    match cap {
+        Some(c) => spmc::bounded(c),
+        None => spmc::unbounded(),
+    }
+}
+
+/// Drains `buf`, checking that it holds `*next`, `*next + 1`, ... in
+/// order, and moves `*next` past them.
+fn take_in_order(buf: &mut Vec<u64>, next: &mut u64, what: &str) {
+    for v in buf.drain(..) {
+        assert_eq!(v, *next, "{what}");
+        *next += 1;
+    }
+}
+
 /// Bounded rings of several sizes, filled and drained in uneven steps for
 /// many laps: every value comes out once, in order, and `len`/`is_full`
 /// follow.
@@ -284,10 +301,7 @@ fn blocked_threads_get_values_in_order() {
     use std::thread;
     use std::time::Duration;
     for cap in [Some(1), Some(8), None] {
-        let (mut tx, rx) = match cap {
-            Some(c) => spmc::bounded::<u32>(c),
-            None => spmc::unbounded::<u32>(),
-        };
+        let (mut tx, rx) = chan::<u32>(cap);
         let hs: Vec<_> = (0..3)
             .map(|_| {
                 let rx = rx.clone();
@@ -326,10 +340,7 @@ fn blocked_threads_get_values_in_order() {
 #[test]
 fn batch_receive_takes_runs_across_laps_in_order() {
     for cap in [Some(1), Some(2), Some(5), Some(64), None] {
-        let (mut tx, rx) = match cap {
-            Some(c) => spmc::bounded::<u64>(c),
-            None => spmc::unbounded::<u64>(),
-        };
+        let (mut tx, rx) = chan::<u64>(cap);
         let room = cap.unwrap_or(150);
         let (mut next_in, mut next_out) = (0u64, 0u64);
         let steps = if cfg!(miri) { 20 } else { 500 };
@@ -349,19 +360,13 @@ fn batch_receive_takes_runs_across_laps_in_order() {
             let took = rx.try_recv_many(&mut buf, limit);
             assert_eq!(took, limit.min(before), "cap {cap:?} step {step}");
             assert_eq!(rx.len(), before - took);
-            for v in buf.drain(..) {
-                assert_eq!(v, next_out, "cap {cap:?}");
-                next_out += 1;
-            }
+            take_in_order(&mut buf, &mut next_out, &format!("cap {cap:?}"));
         }
         assert_eq!(
             rx.try_recv_many(&mut buf, usize::MAX),
             (next_in - next_out) as usize
         );
-        for v in buf.drain(..) {
-            assert_eq!(v, next_out);
-            next_out += 1;
-        }
+        take_in_order(&mut buf, &mut next_out, "the rest");
         assert_eq!(next_out, next_in);
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
         drop(tx);
@@ -403,10 +408,7 @@ fn batch_receive_serves_a_blocked_producer() {
 #[test]
 fn batch_send_claims_runs_across_laps_and_blocks_in_order() {
     for cap in [Some(1), Some(3), Some(64), None] {
-        let (mut tx, rx) = match cap {
-            Some(c) => spmc::bounded::<u64>(c),
-            None => spmc::unbounded::<u64>(),
-        };
+        let (mut tx, rx) = chan::<u64>(cap);
         let room = cap.unwrap_or(200);
         let (mut next_in, mut next_out) = (0u64, 0u64);
         let steps = if cfg!(miri) { 20 } else { 400 };
@@ -434,17 +436,11 @@ fn batch_send_claims_runs_across_laps_and_blocks_in_order() {
             } else {
                 buf.extend((0..limit).map_while(|_| rx.try_recv().ok()));
             }
-            for v in buf.drain(..) {
-                assert_eq!(v, next_out, "cap {cap:?} step {step}");
-                next_out += 1;
-            }
+            take_in_order(&mut buf, &mut next_out, &format!("cap {cap:?} step {step}"));
         }
         drop(tx);
         rx.try_recv_many(&mut buf, usize::MAX);
-        for v in buf.drain(..) {
-            assert_eq!(v, next_out);
-            next_out += 1;
-        }
+        take_in_order(&mut buf, &mut next_out, "the rest");
         assert_eq!(next_out, next_in);
         assert_eq!(rx.try_recv(), Err(TryRecvError::Disconnected));
     }
