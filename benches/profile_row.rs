@@ -41,6 +41,7 @@ fn usage() -> ! {
     eprintln!("       profile_row cancel-recv|cancel-send PEER [N]");
     eprintln!("       profile_row round-trip-tokio-ct|round-trip-tokio-4w PEER [N]");
     eprintln!("       profile_row burst-sync|burst-async PEER [N]");
+    eprintln!("       profile_row ready-sync-bounded64|ready-sync-unbounded PEER [N]");
     std::process::exit(2)
 }
 
@@ -127,6 +128,31 @@ fn burst_sync<P: SyncPeer>(n: usize) -> Duration {
     t
 }
 
+/// The primitives' `ready-send-recv` cycle: `n` sends, each followed by a receive, on one thread.
+fn ready_sync<P: SyncPeer>(q: Queue, n: usize) -> Duration {
+    let (mut txs, mut rxs) = P::make(q, 1, 1).unwrap_or_else(|| usage());
+    let (tx, rx) = (&mut txs[0], &mut rxs[0]);
+    let start = Instant::now();
+    let mut sum = 0usize;
+    for i in 0..n {
+        assert!(P::send(tx, black_box(i)));
+        sum = sum.wrapping_add(P::recv(rx).unwrap());
+    }
+    let t = start.elapsed();
+    assert_eq!(sum, n * n.saturating_sub(1) / 2, "every value once");
+    t
+}
+
+/// A synchronous cycle by name.
+fn sync_cycle<P: SyncPeer>(kind: &str, n: usize) -> Option<Duration> {
+    match kind {
+        "burst-sync" => Some(burst_sync::<P>(n)),
+        "ready-sync-bounded64" => Some(ready_sync::<P>(Queue::Bounded(64), n)),
+        "ready-sync-unbounded" => Some(ready_sync::<P>(Queue::Unbounded, n)),
+        _ => None,
+    }
+}
+
 /// The cycles (not grid rows) that need an async peer.
 fn async_cycle<P: AsyncPeer>(kind: &str, n: usize) -> Duration {
     match kind {
@@ -162,8 +188,8 @@ fn queue(s: &str) -> Queue {
 }
 
 /// What `profile_row` can run for the peer `P`: one run of a grid row (the peer must speak every
-/// view the row needs), and `n` times one of the cycles named by `kind` (`burst-sync` for
-/// blocking peers, the others for async ones).
+/// view the row needs), and `n` times one of the cycles named by `kind` (`burst-sync` and
+/// `ready-sync-*` for blocking peers, the others for async ones).
 trait Row {
     fn once(place: &str, q: Queue, p: usize, c: usize) -> Duration;
     fn cycle(kind: &str, n: usize) -> Duration;
@@ -219,10 +245,7 @@ macro_rules! full_row {
             }
 
             fn cycle(kind: &str, n: usize) -> Duration {
-                match kind {
-                    "burst-sync" => burst_sync::<$peer>(n),
-                    _ => async_cycle::<$peer>(kind, n),
-                }
+                sync_cycle::<$peer>(kind, n).unwrap_or_else(|| async_cycle::<$peer>(kind, n))
             }
         }
     )*};
@@ -238,10 +261,7 @@ impl Row for Crossbeam {
     }
 
     fn cycle(kind: &str, n: usize) -> Duration {
-        match kind {
-            "burst-sync" => burst_sync::<Crossbeam>(n),
-            _ => usage(),
-        }
+        sync_cycle::<Crossbeam>(kind, n).unwrap_or_else(|| usage())
     }
 }
 
@@ -288,7 +308,10 @@ fn peer(name: &str) -> Peer {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| {
-        a.starts_with("cancel-") || a.starts_with("round-trip-") || a.starts_with("burst-")
+        a.starts_with("cancel-")
+            || a.starts_with("round-trip-")
+            || a.starts_with("burst-")
+            || a.starts_with("ready-sync-")
     }) {
         return run_cycle(&args);
     }
