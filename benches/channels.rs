@@ -539,17 +539,18 @@ fn primitives(c: &mut Criterion, cfg: &Cfg) {
 
 const BATCH: usize = 64;
 
-/// `send_batch` in chunks of `BATCH` and/or `recv_many` with limit `BATCH`, on threads.
-fn batch_threads_once(q: Queue, c: usize, m: usize, send_batch: bool, recv_many: bool) -> Duration {
-    let (mut tx, rx) = match q {
-        Queue::Bounded(n) => amphi::spmc::bounded(n),
-        Queue::Unbounded => amphi::spmc::unbounded(),
-    };
-    let gate = Gate::new(c + 2);
-    let consumers: Vec<thread::JoinHandle<Tally>> = common::peers::fan(rx, c)
+/// Consumer threads for the batch rows: each waits at `gate`, then takes values with `recv_many`
+/// (limit `BATCH`) or with `recv` until the channel is disconnected and drained.
+fn batch_consumers(
+    rx: amphi::Receiver<usize>,
+    c: usize,
+    gate: &Arc<Gate>,
+    recv_many: bool,
+) -> Vec<thread::JoinHandle<Tally>> {
+    common::peers::fan(rx, c)
         .into_iter()
         .map(|rx| {
-            let gate = Arc::clone(&gate);
+            let gate = Arc::clone(gate);
             thread::spawn(move || {
                 gate.wait();
                 let (mut n, mut s) = (0usize, 0usize);
@@ -568,7 +569,17 @@ fn batch_threads_once(q: Queue, c: usize, m: usize, send_batch: bool, recv_many:
                 (n, s)
             })
         })
-        .collect();
+        .collect()
+}
+
+/// `send_batch` in chunks of `BATCH` and/or `recv_many` with limit `BATCH`, on threads.
+fn batch_threads_once(q: Queue, c: usize, m: usize, send_batch: bool, recv_many: bool) -> Duration {
+    let (mut tx, rx) = match q {
+        Queue::Bounded(n) => amphi::spmc::bounded(n),
+        Queue::Unbounded => amphi::spmc::unbounded(),
+    };
+    let gate = Gate::new(c + 2);
+    let consumers = batch_consumers(rx, c, &gate, recv_many);
     let g2 = Arc::clone(&gate);
     let producer = thread::spawn(move || {
         g2.wait();
@@ -584,6 +595,53 @@ fn batch_threads_once(q: Queue, c: usize, m: usize, send_batch: bool, recv_many:
     });
     gate.wait();
     producer.join().unwrap();
+    let tallies: Vec<Tally> = consumers.into_iter().map(|h| h.join().unwrap()).collect();
+    let elapsed = gate.elapsed();
+    check(tallies, m);
+    elapsed
+}
+
+/// The mpmc row: `p` producer threads, producer `i` sending the chunks of `BATCH` values that
+/// start at `i * BATCH`, `(i + p) * BATCH`, ... (as one `send_batch` each, or value by value),
+/// into `c` consumer threads.
+fn batch_mpmc_threads_once(
+    q: Queue,
+    p: usize,
+    c: usize,
+    m: usize,
+    send_batch: bool,
+    recv_many: bool,
+) -> Duration {
+    let (tx, rx) = match q {
+        Queue::Bounded(n) => amphi::mpmc::bounded(n),
+        Queue::Unbounded => amphi::mpmc::unbounded(),
+    };
+    let gate = Gate::new(c + p + 1);
+    let consumers = batch_consumers(rx, c, &gate, recv_many);
+    let producers: Vec<thread::JoinHandle<()>> = common::peers::fan(tx, p)
+        .into_iter()
+        .enumerate()
+        .map(|(i, tx)| {
+            let gate = Arc::clone(&gate);
+            thread::spawn(move || {
+                gate.wait();
+                for lo in (i * BATCH..m).step_by(p * BATCH) {
+                    let chunk = lo..(lo + BATCH).min(m);
+                    if send_batch {
+                        assert!(tx.send_batch(chunk).is_ok());
+                    } else {
+                        for v in chunk {
+                            assert!(tx.send(v).is_ok());
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    gate.wait();
+    for h in producers {
+        h.join().unwrap();
+    }
     let tallies: Vec<Tally> = consumers.into_iter().map(|h| h.join().unwrap()).collect();
     let elapsed = gate.elapsed();
     check(tallies, m);
@@ -678,6 +736,18 @@ fn batch(c: &mut Criterion, cfg: &Cfg) {
             }
             g.finish();
         }
+        let m = cfg.m_threads;
+        let mut g = cfg.group(c, format!("batch/threads/{}/4p4c", q.name()));
+        for (id, sb, rm) in BATCH_VARIANTS {
+            g.bench_function(id, |b| {
+                b.iter_custom(|iters| {
+                    (0..iters)
+                        .map(|_| batch_mpmc_threads_once(q, 4, 4, m, sb, rm))
+                        .sum()
+                })
+            });
+        }
+        g.finish();
     }
 }
 
