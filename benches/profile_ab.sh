@@ -16,7 +16,7 @@
 # With INSTR=1 it prints instructions per value under callgrind instead (one
 # round; the difference of RUNS and 2 runs, divided by the values moved),
 # which is stable on a noisy machine; for rows that run on one thread
-# (`tokio-ct ...`, the `cancel-*`, `burst-*` and `round-trip-tokio-ct`
+# (`tokio-ct ...`, the `cancel-*`, `burst-*`, `ready-sync-*` and `round-trip-tokio-ct`
 # cycles, whose "value" is one cycle).
 set -euo pipefail
 
@@ -34,7 +34,7 @@ shift 3
 # cycle for the named cycles (whose count argument is the cycle count).
 per_run() {
   case "${row[0]}" in
-    cancel-* | burst-* | round-trip-*) echo 1 ;;
+    cancel-* | burst-* | round-trip-* | ready-sync-*) echo 1 ;;
     threads) echo "${AMPHI_BENCH_M_THREADS:-100000}" ;;
     *) echo "${AMPHI_BENCH_M_ASYNC:-16384}" ;;
   esac
