@@ -1461,8 +1461,9 @@ impl<T> Chan<T> {
             // A run of an unbounded ring's positions claimed at once; a
             // single send where no run is taken (a block's last slot, a
             // bounded ring, a claim lost to another producer).
+            let runs = ring.claims_runs();
             while !values.is_empty() {
-                if ring.push_many(values) > 0 {
+                if runs && ring.push_many(values) > 0 {
                     continue;
                 }
                 let Some(v) = values.pop_front() else { break };

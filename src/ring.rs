@@ -203,6 +203,14 @@ impl<T> Ring<T> {
         }
     }
 
+    /// Whether [`push_many`](Self::push_many) can take a run (unbounded
+    /// rings only), so that a batch send into an array, where it never
+    /// does, does not call it for every value.
+    #[inline]
+    pub(crate) fn claims_runs(&self) -> bool {
+        matches!(self, Ring::Blocks(_))
+    }
+
     /// A producer sends from the front of `values` without the lock, with
     /// one claim for the rest of the current block (unbounded; competing
     /// producers' claims arbitrate as for single sends); returns how many
