@@ -1296,10 +1296,10 @@ fn mpmc_unbounded_batch_runs_race_between_producers() {
 /// Runs through the unbounded ring's blocks (three slots each under loom):
 /// the producer's `send_batch` of three values claims the first block's
 /// first two positions at once, then the block's last slot alone (linking
-/// the next block), while a consumer thread takes runs with
-/// `try_recv_many` (a run's claim may come before the producer has written
-/// its values). Every value is received once, in order, and every block is
-/// freed (`blocks_model`).
+/// the next block), while a consumer thread takes a batch with
+/// `try_recv_many` (under the lock, one claim per value, which may come
+/// before the producer has written that value). Every value is received
+/// once, in order, and every block is freed (`blocks_model`).
 #[test]
 fn unbounded_batch_send_runs_race_a_batch_consumer() {
     let seen = Seen::default();

@@ -98,8 +98,9 @@ fn threads_1p8c(cap: Option<usize>) {
 }
 
 /// Batches on both sides: the producer's `send_batch` of uneven sizes
-/// (runs of positions claimed at once) and single sends, four consumers
-/// with `recv_many` (runs taken with one claim) and four with `recv`.
+/// (on unbounded channels, runs of positions claimed at once) and single
+/// sends, four consumers with `recv_many` (a batch under one lock
+/// acquisition) and four with `recv`.
 fn threads_batches_1p8c(cap: Option<usize>) {
     watchdog(LIMIT, move || {
         let (mut tx, rx) = sync_chan(cap);
