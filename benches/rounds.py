@@ -10,7 +10,7 @@ moves capacity + waiting receivers per round. So R is measured, as the values pe
 the producer's task, and a and b are fitted by least squares over several capacities.
 
 For each capacity it runs `profile_row WHERE boundedCAP CONSUMERS PEER RUNS` under callgrind
-twice (RUNS = 2 and 6; the difference leaves out setup) and prints, per value: instructions,
+twice (RUNS = FEW and MANY, 2 and 6; the difference leaves out setup) and prints, per value: instructions,
 task polls (tokio's `Harness::poll`), wake-ups (`wake_by_val`), and R; then the fit.
 
     CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build --release -p amphi-benches --bin profile_row
@@ -31,6 +31,8 @@ import tempfile
 POLL = re.compile(r"Harness<T,S>::poll$")
 WAKE = re.compile(r"task::waker::wake_by_val$")
 PRODUCE = re.compile(r"run::produce::\{\{closure\}\}$")
+# The two run counts whose difference is measured (leaving out setup).
+FEW, MANY = 2, 6
 
 
 def usage():
@@ -72,17 +74,17 @@ def main():
     binary, where, consumers, peer = sys.argv[1:5]
     caps = [int(c) for c in sys.argv[5:]]
     per_run = int(os.environ.get("AMPHI_BENCH_M_ASYNC", "16384"))
-    values = 4 * per_run
+    values = (MANY - FEW) * per_run
     rows = []
-    print(f"{where} {consumers}c {peer}: per value (runs 6 - 2, {values} values)")
+    print(f"{where} {consumers}c {peer}: per value (runs {MANY} - {FEW}, {values} values)")
     print("   cap   instr   polls   wakes       R")
     for cap in caps:
-        t2, c2 = counts(binary, where, consumers, peer, cap, 2)
-        t6, c6 = counts(binary, where, consumers, peer, cap, 6)
-        instr = (t6 - t2) / values
-        polls = (c6["polls"] - c2["polls"]) / values
-        wakes = (c6["wakes"] - c2["wakes"]) / values
-        producer = c6["producer"] - c2["producer"]
+        t_few, c_few = counts(binary, where, consumers, peer, cap, FEW)
+        t_many, c_many = counts(binary, where, consumers, peer, cap, MANY)
+        instr = (t_many - t_few) / values
+        polls = (c_many["polls"] - c_few["polls"]) / values
+        wakes = (c_many["wakes"] - c_few["wakes"]) / values
+        producer = c_many["producer"] - c_few["producer"]
         r = values / producer if producer else float("inf")
         rows.append((instr, r))
         print(f"{cap:6d} {instr:7.1f} {polls:7.3f} {wakes:7.3f} {r:7.1f}")
