@@ -1214,6 +1214,39 @@ fn ring_two_consumers_receive_each_value_once() {
     }
 }
 
+/// A consumer claims a slot from the word another consumer left beside
+/// `head` (the next slot already held its value when that consumer looked,
+/// right after its own claim), without reading the slot's stamp itself:
+/// the producer `try_send`s 1 and 2 into bounded(2) while two consumer
+/// threads make one `try_recv` each. The
+/// value's write reaches the second consumer only through that word
+/// (stored with Release, loaded with Acquire); with either side Relaxed
+/// loom reports the read of the slot as racing the producer's write. Each
+/// value arrives once, in order. Asserts loom explored both consumers
+/// getting a value.
+#[test]
+fn ring_claim_from_the_word_another_consumer_saw_ready() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (mut tx, rx) = spmc::bounded::<u32>(2);
+        let a = spawn_taker(rx.clone(), 1);
+        let b = spawn_taker(rx.clone(), 1);
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        let a = a.join().unwrap();
+        let b = b.join().unwrap();
+        let mut rest = Vec::new();
+        while let Ok(v) = rx.try_recv() {
+            rest.push(v);
+        }
+        s.mark(!a.is_empty() && !b.is_empty());
+        assert_each_once_in_order(&[&a, &b, &rest], 2);
+        assert!(tx.is_empty());
+    });
+    seen.assert_both("both consumers got a value / not both");
+}
+
 /// A batch receive races a consumer and the producer: one consumer takes up
 /// to two values with `try_recv_many` (under the lock, while the other
 /// consumer's `try_recv` and the producer's `try_send`s use the ring's fast

@@ -105,8 +105,8 @@ impl<T> Drop for Slots<T> {
 }
 
 pub(crate) struct Array<T> {
-    head: Padded<AtomicUsize>,
-    tail: Padded<AtomicUsize>,
+    head: Padded<Head>,
+    tail: Padded<Tail>,
     slots: Slots<T>,
     cap: usize,
     /// A power of two above `cap`: positions are `lap * one_lap + index`.
@@ -115,6 +115,67 @@ pub(crate) struct Array<T> {
     mask: usize,
     /// `cap - 1`: the last index of a lap.
     last: usize,
+}
+
+/// `head`, and beside it on its line what the last consumer saw of the
+/// slot after the one it took.
+struct Head {
+    word: AtomicUsize,
+    /// The `head` word a consumer's claim left, if that consumer then saw
+    /// the next slot hold its value (its stamp, read with Acquire), stored
+    /// with Release; else [`NO_WORD`]. The next pop claims from this word
+    /// alone: a claim that succeeds found `head` at that position, whose
+    /// slot still holds its value (a value stays until claimed, and a claim
+    /// moves `head` past its position for good: positions carry their
+    /// lap), and this word's Acquire load orders the value's write before
+    /// the read. A claim that fails (another consumer came first, or a flag
+    /// changed) returns `head` as it is, and the pop goes on from there as
+    /// it did before.
+    ///
+    /// Why: a claim is a compare-and-swap, a locked instruction, and the
+    /// loads it needs (`head`, then the stamp at an address computed from
+    /// it) cannot start before the previous locked instruction has
+    /// finished, so on one thread two dependent loads sat between every two
+    /// of them; this word is one load, most often still in the store buffer
+    /// (BENCHMARKS.md, "Where amphi trails", seventh session). See [`Ahead`]
+    /// for the producer's side.
+    ready: AtomicUsize,
+}
+
+/// Never a `head` word of an array: `HAS_NEXT` (bit 3) is an unbounded
+/// ring's flag.
+const NO_WORD: usize = usize::MAX;
+
+/// `tail`, and beside it on its line the one spmc producer's view of it.
+struct Tail {
+    word: AtomicUsize,
+    /// Read and written only by [`Array::try_push`] and
+    /// [`Array::try_push_looking`], whose one caller is the spmc producer
+    /// (`&mut` handles, never cloned, moved between threads only with
+    /// `Send`): no one else touches it, so it needs no synchronisation of
+    /// its own. Unused where producers compete (`try_push_shared`).
+    ahead: UnsafeCell<Ahead>,
+}
+
+/// What the spmc producer knows of the ring from its last lock-free push.
+///
+/// Each push claims its slot with a compare-and-swap on `tail`, a locked
+/// instruction; the loads it needs first (`tail`, then the slot's stamp at
+/// an address computed from it) cannot start before the previous locked
+/// instruction has finished, so on one thread they put two dependent loads
+/// between every two of them. This record lets the next push skip both:
+/// `tail` is where this producer left it unless a flag went up or a value
+/// was pushed under the lock meanwhile, and a slot seen free for its
+/// position stays free until it is filled, which only a push past the
+/// position the compare-and-swap checks can do (BENCHMARKS.md, "Where
+/// amphi trails", seventh session).
+#[derive(Clone, Copy)]
+struct Ahead {
+    /// The `tail` word the producer's last push left: its position, no flag.
+    word: usize,
+    /// How many slots from that position on the producer saw free for
+    /// their positions (after its last look at the stamps).
+    free: usize,
 }
 
 // SAFETY: values move between threads through the slots (hence `T: Send`);
@@ -130,8 +191,15 @@ impl<T> Array<T> {
     pub(super) fn new(cap: usize) -> Self {
         debug_assert!(cap > 0 && cap <= MAX_CAP);
         Array {
-            head: Padded(AtomicUsize::new(0)),
-            tail: Padded(AtomicUsize::new(0)),
+            head: Padded(Head {
+                word: AtomicUsize::new(0),
+                // No head word: the first pop looks.
+                ready: AtomicUsize::new(NO_WORD),
+            }),
+            tail: Padded(Tail {
+                word: AtomicUsize::new(0),
+                ahead: UnsafeCell::new(Ahead { word: 0, free: 0 }),
+            }),
             slots: Slots::new(cap),
             cap,
             one_lap: (cap + 1).next_power_of_two(),
@@ -194,9 +262,60 @@ impl<T> Array<T> {
     /// slot at `tail` is not free yet. Only the one producer calls it (no
     /// slot is reserved on spmc channels: their one producer is the one a
     /// grant goes to).
+    ///
+    /// While its last push saw slots free ahead ([`Ahead`]), the claim is
+    /// made from that record alone, without a load before it; a claim that
+    /// fails (a flag is up, or `tail` moved under the lock) and a record
+    /// with no free slot left go to [`try_push_looking`](Self::try_push_looking).
     #[inline]
     pub(super) fn try_push(&self, value: T) -> Result<(), T> {
-        let word = self.tail.0.load(Ordering::Relaxed);
+        // SAFETY: only the one producer touches `ahead` (see `Tail`).
+        let Ahead { word, free } = self.tail.0.ahead.with(|a| unsafe { *a });
+        if free != 0 {
+            let pos = word >> FLAG_BITS;
+            let next = self.next(pos) << FLAG_BITS;
+            // Succeeds only if `tail` is still `word`: no flag up (`word`
+            // has none) and no value pushed since this producer's last
+            // push, so the slot at `pos` is still the free one it saw.
+            if self
+                .tail
+                .0
+                .word
+                .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                // SAFETY: the slot was seen free for `pos` (Acquire: its
+                // reader of the last lap was done) and nothing filled it
+                // since (the claim found `tail` at `pos`); the claim makes
+                // this producer its only writer, as in `try_push_looking`.
+                let slot = self.slot(pos);
+                slot.value.with_mut(|c| unsafe { (*c).write(value) });
+                slot.stamp.store(pos + 1, Ordering::Release);
+                // SAFETY: only the one producer touches `ahead`.
+                self.tail.0.ahead.with_mut(|a| unsafe {
+                    *a = Ahead {
+                        word: next,
+                        free: free - 1,
+                    }
+                });
+                return Ok(());
+            }
+        }
+        self.try_push_looking(value)
+    }
+
+    /// [`try_push`](Self::try_push) from what the ring says now: `tail`,
+    /// then the slot's stamp, then the claim; a push that succeeds then
+    /// counts the free slots after its own for the next ones ([`Ahead`]).
+    /// Out of line: it runs once per run of free slots.
+    #[inline(never)]
+    fn try_push_looking(&self, value: T) -> Result<(), T> {
+        // Until a push here succeeds, the next one looks too (this one
+        // fails on a flag or a full ring, which the next would most likely
+        // find as well: it reads them rather than trying a claim).
+        // SAFETY: only the one producer touches `ahead` (see `Tail`).
+        self.tail.0.ahead.with_mut(|a| unsafe { (*a).free = 0 });
+        let word = self.tail.0.word.load(Ordering::Relaxed);
         debug_assert!(word & RESERVED == 0, "spmc reserves no slot");
         if word & SLOW != 0 {
             return Err(value);
@@ -216,6 +335,7 @@ impl<T> Array<T> {
         if self
             .tail
             .0
+            .word
             .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
@@ -229,6 +349,21 @@ impl<T> Array<T> {
         // nothing before the stamp below says the slot is ready.
         slot.value.with_mut(|c| unsafe { (*c).write(value) });
         slot.stamp.store(pos + 1, Ordering::Release);
+        // The slots after this one that their readers of the last lap are
+        // done with (Acquire, as above); those loads do not depend on one
+        // another, so they overlap. Readers finish out of order, so the
+        // count stops at the first slot still in use.
+        let mut free = 0;
+        let mut at = self.next(pos);
+        while free < self.last && self.slot(at).stamp.load(Ordering::Acquire) == at {
+            free += 1;
+            at = self.next(at);
+        }
+        // SAFETY: only the one producer touches `ahead`.
+        self.tail
+            .0
+            .ahead
+            .with_mut(|a| unsafe { *a = Ahead { word: next, free } });
         Ok(())
     }
 
@@ -243,7 +378,7 @@ impl<T> Array<T> {
         // One attempt here, without a loop (so with few registers to
         // save); a lost claim and another producer's move retry in
         // `push_shared_from`.
-        let word = self.tail.0.load(Ordering::Relaxed);
+        let word = self.tail.0.word.load(Ordering::Relaxed);
         if word & SLOW != 0 {
             return Err(value);
         }
@@ -264,11 +399,12 @@ impl<T> Array<T> {
             return Err(value);
         }
         let next = (self.next(pos) << FLAG_BITS) | (word & RESERVED);
-        match self
-            .tail
-            .0
-            .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Relaxed)
-        {
+        match self.tail.0.word.compare_exchange_weak(
+            word,
+            next,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        ) {
             Ok(_) => {
                 // SAFETY: as in `push_shared_from`.
                 slot.value.with_mut(|c| unsafe { (*c).write(value) });
@@ -284,7 +420,7 @@ impl<T> Array<T> {
     #[cold]
     #[inline(never)]
     fn push_shared_from(&self, value: T, mut lost: u32) -> Result<(), T> {
-        let mut word = self.tail.0.load(Ordering::Relaxed);
+        let mut word = self.tail.0.word.load(Ordering::Relaxed);
         loop {
             if word & SLOW != 0 {
                 return Err(value);
@@ -302,7 +438,7 @@ impl<T> Array<T> {
                 // The reservations stay; the claim fails if the core
                 // changed them since `word` was read.
                 let next = (self.next(pos) << FLAG_BITS) | (word & RESERVED);
-                match self.tail.0.compare_exchange_weak(
+                match self.tail.0.word.compare_exchange_weak(
                     word,
                     next,
                     Ordering::AcqRel,
@@ -329,7 +465,7 @@ impl<T> Array<T> {
             }
             // Another producer moved `tail` on.
             lost = sync::contend(lost);
-            word = self.tail.0.load(Ordering::Relaxed);
+            word = self.tail.0.word.load(Ordering::Relaxed);
         }
     }
 
@@ -344,7 +480,7 @@ impl<T> Array<T> {
         // Under the lock nobody else writes `tail`: receivers set flags only
         // under the lock, and the producer is here or blocked (spmc), or
         // every other producer's claim fails on `SLOW` (mpmc).
-        let word = self.tail.0.load(Ordering::Relaxed);
+        let word = self.tail.0.word.load(Ordering::Relaxed);
         let pos = word >> FLAG_BITS;
         let slot = self.slot(pos);
         if slot.stamp.load(Ordering::Acquire) != pos {
@@ -360,7 +496,7 @@ impl<T> Array<T> {
     #[cold]
     #[inline(never)]
     fn push_locked_waiting(&self, value: T) {
-        let word = self.tail.0.load(Ordering::Relaxed);
+        let word = self.tail.0.word.load(Ordering::Relaxed);
         let pos = word >> FLAG_BITS;
         let slot = self.slot(pos);
         let mut step = 0;
@@ -379,7 +515,7 @@ impl<T> Array<T> {
         slot.value.with_mut(|c| unsafe { (*c).write(value) });
         // `tail` first, then the stamp, as in `try_push`: `head` never
         // passes `tail`.
-        self.tail.0.store(
+        self.tail.0.word.store(
             (self.next(pos) << FLAG_BITS) | (word & FLAGS),
             Ordering::Release,
         );
@@ -394,7 +530,25 @@ impl<T> Array<T> {
     /// in line, needs few registers.
     #[inline(always)]
     pub(super) fn pop_once(&self) -> Pop<T> {
-        let word = self.head.0.load(Ordering::Acquire);
+        // Acquire: the value of the slot the consumer that stored this word
+        // saw ready (see `Head::ready`).
+        let ready = self.head.0.ready.load(Ordering::Acquire);
+        let word = if ready != NO_WORD {
+            // Claimed from that word alone, with no load before the claim
+            // but this one; a claim that fails returns `head` as it is, as
+            // a load would (another consumer came first, or a flag went up:
+            // `ready` holds none but `TX_GONE`), and the pop goes on.
+            let pos = ready >> FLAG_BITS;
+            match self.claim(ready, pos, self.slot(pos), 0) {
+                Ok(value) => {
+                    self.look_ahead(ready, pos);
+                    return Pop::Value(value, false);
+                }
+                Err(word) => word,
+            }
+        } else {
+            self.head.0.word.load(Ordering::Acquire)
+        };
         if word & RETURNED != 0 {
             return Pop::Slow;
         }
@@ -403,6 +557,7 @@ impl<T> Array<T> {
         let stamp = slot.stamp.load(Ordering::Acquire);
         if stamp == pos + 1 {
             if let Ok(value) = self.claim(word, pos, slot, 0) {
+                self.look_ahead(word, pos);
                 return Pop::Value(value, word & SEND_WAITING != 0);
             }
         } else if self.unwritten(pos, stamp) {
@@ -420,7 +575,7 @@ impl<T> Array<T> {
     /// caller that fills the slot it frees again before it unlocks).
     #[inline(never)]
     pub(super) fn pop_from(&self, settle: bool, keep: usize) -> Pop<T> {
-        let mut word = self.head.0.load(Ordering::Acquire);
+        let mut word = self.head.0.word.load(Ordering::Acquire);
         let mut step = 0;
         let mut lost = 0;
         loop {
@@ -443,21 +598,22 @@ impl<T> Array<T> {
             if self.unwritten(pos, stamp) {
                 // `word` was read before the stamp, so with `TX_GONE` in it
                 // every value is visible: drained.
-                if settle && self.tail.0.load(Ordering::Acquire) >> FLAG_BITS != pos {
+                if settle && self.tail.0.word.load(Ordering::Acquire) >> FLAG_BITS != pos {
                     // Claimed by the producer, not stamped yet.
                     sync::snooze(&mut step);
-                    word = self.head.0.load(Ordering::Acquire);
+                    word = self.head.0.word.load(Ordering::Acquire);
                     continue;
                 }
                 return Pop::Empty(word & TX_GONE != 0);
             }
             // Another consumer moved `head` on.
             lost = sync::contend(lost);
-            word = self.head.0.load(Ordering::Acquire);
+            word = self.head.0.word.load(Ordering::Acquire);
         }
     }
 
-    /// Claims `pos` (`head` read as `word`, its slot stamped ready) and
+    /// Claims `pos` (`head` read as `word`, or taken from `Head::ready`; its
+    /// slot stamped ready) and
     /// reads its value; `Err` with the word found if another consumer's
     /// claim, or a flag the core changed, came first. The claim clears
     /// `SEND_WAITING` unless `keep` has it: the caller then serves the
@@ -467,14 +623,35 @@ impl<T> Array<T> {
         let next = (self.next(pos) << FLAG_BITS) | (word & (RETURNED | TX_GONE | keep));
         self.head
             .0
+            .word
             .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)?;
-        // SAFETY: the stamp said ready (Acquire: the write is visible) and
-        // the claim makes this consumer the only reader; the producer waits
-        // for the stamp below.
+        // SAFETY: the stamp said ready, read with Acquire by this consumer
+        // or by the one whose `Head::ready` word it claimed from (Release,
+        // then Acquire here): the write is visible. The claim makes this
+        // consumer the only reader; the producer waits for the stamp below.
         let value = slot.value.with_mut(|c| unsafe { (*c).assume_init_read() });
         slot.stamp
             .store(pos.wrapping_add(self.one_lap) & POS_MASK, Ordering::Release);
         Ok(value)
+    }
+
+    /// After a claim from `word` (at `pos`) by [`pop_once`](Self::pop_once):
+    /// `Head::ready` says whether the next slot already holds its value, for
+    /// the next pop. One load of a line the next pop reads anyway; nothing
+    /// here waits for it but the store.
+    #[inline(always)]
+    fn look_ahead(&self, word: usize, pos: usize) {
+        let at = self.next(pos);
+        // The word `head` has after this claim, as `claim` leaves it
+        // (`word` had no `RETURNED`: `pop_once` returned before claiming),
+        // without `SEND_WAITING`: that flag, raised meanwhile, makes `head`
+        // differ, so the next pop's claim fails, and it looks and serves.
+        let next = if self.slot(at).stamp.load(Ordering::Acquire) == at + 1 {
+            (at << FLAG_BITS) | (word & TX_GONE)
+        } else {
+            NO_WORD
+        };
+        self.head.0.ready.store(next, Ordering::Release);
     }
 
     /// Whether the slot at `pos`, stamped `stamp`, holds no value for it
@@ -491,11 +668,11 @@ impl<T> Array<T> {
     pub(super) fn settled_nonempty(&self) -> bool {
         let mut step = 0;
         loop {
-            let pos = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
+            let pos = self.head.0.word.load(Ordering::Acquire) >> FLAG_BITS;
             if self.slot(pos).stamp.load(Ordering::Acquire) == pos + 1 {
                 return true;
             }
-            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == pos {
+            if self.tail.0.word.load(Ordering::Acquire) >> FLAG_BITS == pos {
                 return false;
             }
             // Claimed by a producer and not stamped yet, or just taken by a
@@ -509,14 +686,14 @@ impl<T> Array<T> {
     /// passes it.
     #[inline]
     pub(super) fn is_empty_locked(&self) -> bool {
-        let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
-        self.head.0.load(Ordering::Acquire) >> FLAG_BITS == tail
+        let tail = self.tail.0.word.load(Ordering::Acquire) >> FLAG_BITS;
+        self.head.0.word.load(Ordering::Acquire) >> FLAG_BITS == tail
     }
 
     /// Whether a consumer would find something now (a hint for spinning).
     #[inline]
     pub(super) fn looks_nonempty(&self) -> bool {
-        let word = self.head.0.load(Ordering::Relaxed);
+        let word = self.head.0.word.load(Ordering::Relaxed);
         let pos = word >> FLAG_BITS;
         word & RETURNED != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos + 1
     }
@@ -525,23 +702,23 @@ impl<T> Array<T> {
     /// for spinning).
     #[inline]
     pub(super) fn looks_free(&self) -> bool {
-        let word = self.tail.0.load(Ordering::Relaxed);
+        let word = self.tail.0.word.load(Ordering::Relaxed);
         let pos = word >> FLAG_BITS;
         word & SLOW != 0 || self.slot(pos).stamp.load(Ordering::Relaxed) == pos
     }
 
     /// The `head` and `tail` words, for their flags.
     pub(super) fn words(&self) -> (&AtomicUsize, &AtomicUsize) {
-        (&self.head.0, &self.tail.0)
+        (&self.head.0.word, &self.tail.0.word)
     }
 
     /// Values in the ring (claimed by the producer, not yet by a consumer).
     #[inline]
     pub(super) fn len(&self) -> usize {
         loop {
-            let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
-            let head = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
-            if self.tail.0.load(Ordering::Acquire) >> FLAG_BITS == tail {
+            let tail = self.tail.0.word.load(Ordering::Acquire) >> FLAG_BITS;
+            let head = self.head.0.word.load(Ordering::Acquire) >> FLAG_BITS;
+            if self.tail.0.word.load(Ordering::Acquire) >> FLAG_BITS == tail {
                 return self.count(head, tail);
             }
         }
@@ -553,8 +730,8 @@ impl<T> Array<T> {
     /// pair.
     #[inline]
     pub(super) fn len_stable(&self) -> usize {
-        let tail = self.tail.0.load(Ordering::Acquire) >> FLAG_BITS;
-        let head = self.head.0.load(Ordering::Acquire) >> FLAG_BITS;
+        let tail = self.tail.0.word.load(Ordering::Acquire) >> FLAG_BITS;
+        let head = self.head.0.word.load(Ordering::Acquire) >> FLAG_BITS;
         self.count(head, tail)
     }
 
@@ -577,8 +754,8 @@ impl<T> Array<T> {
 
 impl<T> Drop for Array<T> {
     fn drop(&mut self) {
-        let tail = self.tail.0.load(Ordering::Relaxed) >> FLAG_BITS;
-        let mut pos = self.head.0.load(Ordering::Relaxed) >> FLAG_BITS;
+        let tail = self.tail.0.word.load(Ordering::Relaxed) >> FLAG_BITS;
+        let mut pos = self.head.0.word.load(Ordering::Relaxed) >> FLAG_BITS;
         while pos != tail {
             let slot = self.slot(pos);
             if slot.stamp.load(Ordering::Relaxed) == pos + 1 {
@@ -595,7 +772,60 @@ impl<T> Drop for Array<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::{Array, Lined, Slot, LINED_MAX};
+    use crate::ring::{Pop, SLOW};
     use std::mem::{align_of, size_of};
+    use std::sync::atomic::Ordering;
+
+    /// Takes the value at `head`, which must be there.
+    fn pop(a: &Array<u32>) -> u32 {
+        match a.pop_from(false, 0) {
+            Pop::Value(v, _) => v,
+            _ => panic!("a value was due"),
+        }
+    }
+
+    /// The producer's record ([`super::Ahead`]) follows its pushes: a push
+    /// that looked counts the free slots after its own, each push from the
+    /// record uses one, and a full ring or a slot whose reader is not done
+    /// sends the next push to look again.
+    #[test]
+    fn the_producers_record_counts_free_slots_ahead() {
+        let a = Array::<u32>::new(4);
+        let ahead = |a: &Array<u32>| a.tail.0.ahead.with(|r| unsafe { *r });
+        assert!(a.try_push(1).is_ok());
+        assert_eq!(ahead(&a).free, 3, "the three slots after the first");
+        assert!(a.try_push(2).is_ok() && a.try_push(3).is_ok() && a.try_push(4).is_ok());
+        assert_eq!(ahead(&a).free, 0);
+        assert_eq!(a.try_push(5), Err(5), "full");
+        assert_eq!((pop(&a), pop(&a)), (1, 2));
+        // The next push looks and finds the two slots read out, the second
+        // past it on the next lap.
+        assert!(a.try_push(5).is_ok());
+        assert_eq!(ahead(&a).free, 1);
+        assert_eq!(ahead(&a).word, a.tail.0.word.load(Ordering::Relaxed));
+        assert!(a.try_push(6).is_ok());
+        assert_eq!(a.try_push(7), Err(7), "full again");
+        assert_eq!((pop(&a), pop(&a), pop(&a), pop(&a)), (3, 4, 5, 6));
+    }
+
+    /// A value pushed under the lock moves `tail` past the producer's
+    /// record: the next push's claim from the record fails and it looks
+    /// instead, so nothing is written over and order holds. A flag up
+    /// (`SLOW`) fails the claim the same way.
+    #[test]
+    fn a_push_from_a_stale_record_looks_again() {
+        let a = Array::<u32>::new(4);
+        assert!(a.try_push(1).is_ok());
+        a.push_locked(2);
+        assert!(a.try_push(3).is_ok());
+        let tail = &a.tail.0.word;
+        tail.fetch_or(SLOW, Ordering::AcqRel);
+        assert_eq!(a.try_push(4), Err(4), "SLOW: through the lock");
+        tail.fetch_and(!SLOW, Ordering::AcqRel);
+        assert!(a.try_push(4).is_ok());
+        assert_eq!(a.len(), 4);
+        assert_eq!((pop(&a), pop(&a), pop(&a), pop(&a)), (1, 2, 3, 4));
+    }
 
     /// The layout `bounded`'s docs state: a 64-byte line per small slot up
     /// to capacity 1,024, dense past it, and dense for slots of a line or
