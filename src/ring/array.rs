@@ -142,6 +142,10 @@ struct Head {
     ready: AtomicUsize,
 }
 
+/// A pop that found no word to claim from looks ahead at one position in
+/// this many (a power of two).
+const LOOK_EVERY: usize = 4;
+
 /// Never a `head` word of an array: `HAS_NEXT` (bit 3) is an unbounded
 /// ring's flag.
 const NO_WORD: usize = usize::MAX;
@@ -156,6 +160,10 @@ struct Tail {
     /// its own. Unused where producers compete (`try_push_shared`).
     ahead: UnsafeCell<Ahead>,
 }
+
+/// How many slots ahead a producer's look counts at most ([`Ahead`]): one
+/// look per this many pushes, however large the ring.
+const AHEAD_MAX: usize = 64;
 
 /// What the spmc producer knows of the ring from its last lock-free push.
 ///
@@ -223,6 +231,23 @@ impl<T> Array<T> {
                 .base
                 .as_ptr()
                 .add(index * slots.stride)
+                .cast::<Slot<T>>()
+        }
+    }
+
+    /// The slot `n` slots after `slot` in the same lap, slots being
+    /// `stride` bytes apart (the caller checks that its index stays at or
+    /// below `last`): one addition, where [`slot`](Self::slot) masks and
+    /// multiplies.
+    #[inline(always)]
+    fn slot_after(slot: &Slot<T>, stride: usize, n: usize) -> &Slot<T> {
+        // SAFETY: `slot` is one of the array's slots, `stride` the slots'
+        // (`Slots::stride`), and the caller keeps the result's index below
+        // `cap`: inside the slots' allocation, as in `slot`.
+        unsafe {
+            &*(slot as *const Slot<T>)
+                .cast::<u8>()
+                .add(n * stride)
                 .cast::<Slot<T>>()
         }
     }
@@ -349,15 +374,24 @@ impl<T> Array<T> {
         // nothing before the stamp below says the slot is ready.
         slot.value.with_mut(|c| unsafe { (*c).write(value) });
         slot.stamp.store(pos + 1, Ordering::Release);
-        // The slots after this one that their readers of the last lap are
-        // done with (Acquire, as above); those loads do not depend on one
-        // another, so they overlap. Readers finish out of order, so the
-        // count stops at the first slot still in use.
+        // The slots after this one in its lap that their readers of the
+        // last lap are done with (Acquire, as above), up to `AHEAD_MAX`;
+        // those loads do not depend on one another, so they overlap.
+        // Readers finish out of order, so the count stops at the first slot
+        // still in use. (Within the lap, a slot's position is `pos` plus
+        // its distance from `pos`'s slot.)
+        let ahead = (self.last - (pos & self.mask)).min(AHEAD_MAX);
+        // Read once: the loads below would make the compiler read it again
+        // at every step.
+        let stride = self.slots.stride;
         let mut free = 0;
-        let mut at = self.next(pos);
-        while free < self.last && self.slot(at).stamp.load(Ordering::Acquire) == at {
+        while free < ahead
+            && Self::slot_after(slot, stride, free + 1)
+                .stamp
+                .load(Ordering::Acquire)
+                == pos + free + 1
+        {
             free += 1;
-            at = self.next(at);
         }
         // SAFETY: only the one producer touches `ahead`.
         self.tail
@@ -539,9 +573,11 @@ impl<T> Array<T> {
             // a load would (another consumer came first, or a flag went up:
             // `ready` holds none but `TX_GONE`), and the pop goes on.
             let pos = ready >> FLAG_BITS;
-            match self.claim(ready, pos, self.slot(pos), 0) {
+            let slot = self.slot(pos);
+            let after = self.after(pos, slot);
+            match self.claim(ready, pos, slot, 0) {
                 Ok(value) => {
-                    self.look_ahead(ready, pos);
+                    self.look_ahead(ready, after, ready);
                     return Pop::Value(value, false);
                 }
                 Err(word) => word,
@@ -556,8 +592,17 @@ impl<T> Array<T> {
         let slot = self.slot(pos);
         let stamp = slot.stamp.load(Ordering::Acquire);
         if stamp == pos + 1 {
+            // A consumer that keeps up with the producer finds the next slot
+            // empty every time: from here (no word to claim from) it looks
+            // at one position in `LOOK_EVERY`, enough to start claiming
+            // from words within a few values of a run. A stale word is
+            // replaced at once.
+            let look = ready != NO_WORD || pos % LOOK_EVERY == 0;
+            let after = self.after(pos, slot);
             if let Ok(value) = self.claim(word, pos, slot, 0) {
-                self.look_ahead(word, pos);
+                if look {
+                    self.look_ahead(word, after, ready);
+                }
                 return Pop::Value(value, word & SEND_WAITING != 0);
             }
         } else if self.unwritten(pos, stamp) {
@@ -635,23 +680,41 @@ impl<T> Array<T> {
         Ok(value)
     }
 
-    /// After a claim from `word` (at `pos`) by [`pop_once`](Self::pop_once):
+    /// The position after `pos` and its slot, `slot` being `pos`'s:
+    /// computed before a claim, whose locked instruction makes the compiler
+    /// read the ring's shape again after it.
+    #[inline(always)]
+    fn after<'a>(&'a self, pos: usize, slot: &'a Slot<T>) -> (usize, &'a Slot<T>) {
+        if pos & self.mask != self.last {
+            (pos + 1, Self::slot_after(slot, self.slots.stride, 1))
+        } else {
+            let at = self.next(pos);
+            (at, self.slot(at))
+        }
+    }
+
+    /// After a claim from `word` by [`pop_once`](Self::pop_once), with the
+    /// next position and its slot (`after`):
     /// `Head::ready` says whether the next slot already holds its value, for
     /// the next pop. One load of a line the next pop reads anyway; nothing
     /// here waits for it but the store.
     #[inline(always)]
-    fn look_ahead(&self, word: usize, pos: usize) {
-        let at = self.next(pos);
+    fn look_ahead(&self, word: usize, (at, slot): (usize, &Slot<T>), ready: usize) {
         // The word `head` has after this claim, as `claim` leaves it
         // (`word` had no `RETURNED`: `pop_once` returned before claiming),
         // without `SEND_WAITING`: that flag, raised meanwhile, makes `head`
         // differ, so the next pop's claim fails, and it looks and serves.
-        let next = if self.slot(at).stamp.load(Ordering::Acquire) == at + 1 {
+        let next = if slot.stamp.load(Ordering::Acquire) == at + 1 {
             (at << FLAG_BITS) | (word & TX_GONE)
         } else {
             NO_WORD
         };
-        self.head.0.ready.store(next, Ordering::Release);
+        // Written only on a change (`ready` as this pop read it): a
+        // consumer that keeps up with the producer finds nothing ahead
+        // every time.
+        if next != ready {
+            self.head.0.ready.store(next, Ordering::Release);
+        }
     }
 
     /// Whether the slot at `pos`, stamped `stamp`, holds no value for it
