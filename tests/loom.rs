@@ -1218,12 +1218,11 @@ fn ring_two_consumers_receive_each_value_once() {
 /// `head` (the next slot already held its value when that consumer looked,
 /// right after its own claim), without reading the slot's stamp itself:
 /// the producer `try_send`s 1 and 2 into bounded(2) while two consumer
-/// threads make one `try_recv` each. The
-/// value's write reaches the second consumer only through that word
-/// (stored with Release, loaded with Acquire); with either side Relaxed
-/// loom reports the read of the slot as racing the producer's write. Each
-/// value arrives once, in order. Asserts loom explored both consumers
-/// getting a value.
+/// threads make one `try_recv` each. The value's write reaches the second
+/// consumer only through that word (stored with Release, loaded with
+/// Acquire); with either side Relaxed loom reports the read of the slot as
+/// racing the producer's write. Each value arrives once, in order. Asserts
+/// loom explored both consumers getting a value.
 #[test]
 fn ring_claim_from_the_word_another_consumer_saw_ready() {
     let seen = Seen::default();
