@@ -17,7 +17,7 @@
  *   cc -O2 benches/locked_chain.c -o /tmp/locked_chain && /tmp/locked_chain
  *
  * On the 2-core development VM, 2026-12-06 ~00:00 UTC: 9.31, 12.14, 17.58, 25.26;
- * at 02:05 UTC, the VM in its slow mode: 11.72, 20.74, 25.87, 29.91.
+ * at 02:00 UTC, the VM in its slow mode: 11.72, 20.74, 25.87, 29.91.
  */
 #include <stdint.h>
 #include <stdio.h>
