@@ -186,6 +186,11 @@ struct Ahead {
     free: usize,
 }
 
+impl Ahead {
+    /// No slot known free: the next push looks (its `word` is not read).
+    const NONE: Ahead = Ahead { word: 0, free: 0 };
+}
+
 // SAFETY: values move between threads through the slots (hence `T: Send`);
 // each slot is accessed by one thread at a time, as its stamp says.
 unsafe impl<T: Send> Send for Array<T> {}
@@ -206,7 +211,7 @@ impl<T> Array<T> {
             }),
             tail: Padded(Tail {
                 word: AtomicUsize::new(0),
-                ahead: UnsafeCell::new(Ahead { word: 0, free: 0 }),
+                ahead: UnsafeCell::new(Ahead::NONE),
             }),
             slots: Slots::new(cap),
             cap,
@@ -233,6 +238,21 @@ impl<T> Array<T> {
                 .add(index * slots.stride)
                 .cast::<Slot<T>>()
         }
+    }
+
+    /// The producer's record ([`Ahead`]).
+    #[inline(always)]
+    fn ahead(&self) -> Ahead {
+        // SAFETY: only the one spmc producer reads or writes `ahead` (see
+        // `Tail`), and this is it.
+        self.tail.0.ahead.with(|a| unsafe { *a })
+    }
+
+    /// Replaces the producer's record ([`Ahead`]).
+    #[inline(always)]
+    fn set_ahead(&self, ahead: Ahead) {
+        // SAFETY: as in `ahead`.
+        self.tail.0.ahead.with_mut(|a| unsafe { *a = ahead });
     }
 
     /// The slot `n` slots after `slot` in the same lap, slots being
@@ -294,8 +314,7 @@ impl<T> Array<T> {
     /// with no free slot left go to [`try_push_looking`](Self::try_push_looking).
     #[inline]
     pub(super) fn try_push(&self, value: T) -> Result<(), T> {
-        // SAFETY: only the one producer touches `ahead` (see `Tail`).
-        let Ahead { word, free } = self.tail.0.ahead.with(|a| unsafe { *a });
+        let Ahead { word, free } = self.ahead();
         if free != 0 {
             let pos = word >> FLAG_BITS;
             let next = self.next(pos) << FLAG_BITS;
@@ -316,12 +335,9 @@ impl<T> Array<T> {
                 let slot = self.slot(pos);
                 slot.value.with_mut(|c| unsafe { (*c).write(value) });
                 slot.stamp.store(pos + 1, Ordering::Release);
-                // SAFETY: only the one producer touches `ahead`.
-                self.tail.0.ahead.with_mut(|a| unsafe {
-                    *a = Ahead {
-                        word: next,
-                        free: free - 1,
-                    }
+                self.set_ahead(Ahead {
+                    word: next,
+                    free: free - 1,
                 });
                 return Ok(());
             }
@@ -329,8 +345,7 @@ impl<T> Array<T> {
             // failed on a flag or a push under the lock, which the next
             // would most likely find as well: it reads them rather than
             // trying a claim).
-            // SAFETY: only the one producer touches `ahead`.
-            self.tail.0.ahead.with_mut(|a| unsafe { (*a).free = 0 });
+            self.set_ahead(Ahead::NONE);
         }
         self.try_push_looking(value)
     }
@@ -402,11 +417,7 @@ impl<T> Array<T> {
         // always on `bounded(1)`) the record stays at "none", and the line
         // `tail` is on sees no store but the claim's.
         if free != 0 {
-            // SAFETY: only the one producer touches `ahead`.
-            self.tail
-                .0
-                .ahead
-                .with_mut(|a| unsafe { *a = Ahead { word: next, free } });
+            self.set_ahead(Ahead { word: next, free });
         }
         Ok(())
     }
@@ -609,9 +620,9 @@ impl<T> Array<T> {
             // replaced at once.
             // (`bounded(1)`'s next slot is the one just claimed: no look.)
             let look = self.last != 0 && (ready != NO_WORD || pos % LOOK_EVERY == 0);
-            let after = self.after(pos, slot);
+            let after = look.then(|| self.after(pos, slot));
             if let Ok(value) = self.claim(word, pos, slot, 0) {
-                if look {
+                if let Some(after) = after {
                     self.look_ahead(word, after, ready);
                 }
                 return Pop::Value(value, word & SEND_WAITING != 0);
@@ -865,18 +876,17 @@ mod tests {
     #[test]
     fn the_producers_record_counts_free_slots_ahead() {
         let a = Array::<u32>::new(4);
-        let ahead = |a: &Array<u32>| a.tail.0.ahead.with(|r| unsafe { *r });
         assert!(a.try_push(1).is_ok());
-        assert_eq!(ahead(&a).free, 3, "the three slots after the first");
+        assert_eq!(a.ahead().free, 3, "the three slots after the first");
         assert!(a.try_push(2).is_ok() && a.try_push(3).is_ok() && a.try_push(4).is_ok());
-        assert_eq!(ahead(&a).free, 0);
+        assert_eq!(a.ahead().free, 0);
         assert_eq!(a.try_push(5), Err(5), "full");
         assert_eq!((pop(&a), pop(&a)), (1, 2));
         // The next push looks and finds the two slots read out, the second
         // past it on the next lap.
         assert!(a.try_push(5).is_ok());
-        assert_eq!(ahead(&a).free, 1);
-        assert_eq!(ahead(&a).word, a.tail.0.word.load(Ordering::Relaxed));
+        assert_eq!(a.ahead().free, 1);
+        assert_eq!(a.ahead().word, a.tail.0.word.load(Ordering::Relaxed));
         assert!(a.try_push(6).is_ok());
         assert_eq!(a.try_push(7), Err(7), "full again");
         assert_eq!((pop(&a), pop(&a), pop(&a), pop(&a)), (3, 4, 5, 6));
