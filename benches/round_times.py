@@ -30,7 +30,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rounds  # noqa: E402  (the R measurement, shared)
+import rounds  # noqa: E402  (the R measurement and the fit, shared)
 
 UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 MINIMUM = re.compile(r"min ([0-9.]+)(ns|µs|us|ms|s)\b")
@@ -38,15 +38,6 @@ MINIMUM = re.compile(r"min ([0-9.]+)(ns|µs|us|ms|s)\b")
 
 def usage():
     sys.exit("usage: round_times.py BINARY WHERE CONSUMERS PEER[,PEER...] CAP CAP [CAP...]")
-
-
-def values_per_round(binary, where, consumers, peer, cap, per_run):
-    """R: values per producer-task poll, from the difference of two callgrind runs."""
-    _, few = rounds.counts(binary, where, consumers, peer, cap, rounds.FEW)
-    _, many = rounds.counts(binary, where, consumers, peer, cap, rounds.MANY)
-    producer = many["producer"] - few["producer"]
-    values = (rounds.MANY - rounds.FEW) * per_run
-    return values / producer if producer else float("inf")
 
 
 def fastest_run(binary, where, consumers, peer, cap, runs):
@@ -60,19 +51,6 @@ def fastest_run(binary, where, consumers, peer, cap, runs):
     return float(m.group(1)) * UNITS[m.group(2)]
 
 
-def fit(points):
-    """Least squares of y = a + b x; returns a, b and the largest residual."""
-    n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    if sxx == 0:
-        sys.exit("round_times.py: every capacity gave the same R; nothing to fit")
-    b = sum((x - mx) * (y - my) for x, y in points) / sxx
-    a = my - b * mx
-    return a, b, max(abs(a + b * x - y) for x, y in points)
-
-
 def main():
     if len(sys.argv) < 7:
         usage()
@@ -83,7 +61,7 @@ def main():
     runs = int(os.environ.get("RUNS", "15"))
     per_run = int(os.environ.get("AMPHI_BENCH_M_ASYNC", "16384"))
 
-    r = {(p, c): values_per_round(binary, where, consumers, p, c, per_run)
+    r = {(p, c): rounds.measure(binary, where, consumers, p, c, per_run)[3]
          for p in peers for c in caps}
     best = {}
     for _ in range(alternations):
@@ -100,7 +78,8 @@ def main():
             t = best[(p, c)]
             print(f"{p:14s} {c:5d} {r[(p, c)]:7.1f} {t * 1e6:8.1f} {t / per_run * 1e9:9.2f}")
     for p in peers:
-        a, b, worst = fit([(1 / r[(p, c)], best[(p, c)] / per_run * 1e9) for c in caps])
+        a, b, worst = rounds.fit(
+            [(1 / r[(p, c)], best[(p, c)] / per_run * 1e9) for c in caps], "round_times.py")
         print(f"fit {p}: {a:.2f} ns per value + {b:.0f} ns per round "
               f"(largest residual {worst:.2f} ns per value)")
 

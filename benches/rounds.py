@@ -68,6 +68,32 @@ def counts(binary, where, consumers, peer, cap, runs):
         return total, calls
 
 
+def measure(binary, where, consumers, peer, cap, per_run):
+    """Per value, from the difference of FEW and MANY runs: instructions, task polls,
+    wake-ups, and R (values per poll of the producer's task)."""
+    t_few, c_few = counts(binary, where, consumers, peer, cap, FEW)
+    t_many, c_many = counts(binary, where, consumers, peer, cap, MANY)
+    values = (MANY - FEW) * per_run
+    producer = c_many["producer"] - c_few["producer"]
+    return ((t_many - t_few) / values,
+            (c_many["polls"] - c_few["polls"]) / values,
+            (c_many["wakes"] - c_few["wakes"]) / values,
+            values / producer if producer else float("inf"))
+
+
+def fit(points, script="rounds.py"):
+    """Least squares of y = a + b x over (x, y) points: a, b and the largest residual."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx == 0:
+        sys.exit(f"{script}: every capacity gave the same R; nothing to fit")
+    b = sum((x - mx) * (y - my) for x, y in points) / sxx
+    a = my - b * mx
+    return a, b, max(abs(a + b * x - y) for x, y in points)
+
+
 def main():
     if len(sys.argv) < 7:
         usage()
@@ -75,30 +101,15 @@ def main():
     caps = [int(c) for c in sys.argv[5:]]
     per_run = int(os.environ.get("AMPHI_BENCH_M_ASYNC", "16384"))
     values = (MANY - FEW) * per_run
-    rows = []
+    points = []
     print(f"{where} {consumers}c {peer}: per value (runs {MANY} - {FEW}, {values} values)")
     print("   cap   instr   polls   wakes       R")
     for cap in caps:
-        t_few, c_few = counts(binary, where, consumers, peer, cap, FEW)
-        t_many, c_many = counts(binary, where, consumers, peer, cap, MANY)
-        instr = (t_many - t_few) / values
-        polls = (c_many["polls"] - c_few["polls"]) / values
-        wakes = (c_many["wakes"] - c_few["wakes"]) / values
-        producer = c_many["producer"] - c_few["producer"]
-        r = values / producer if producer else float("inf")
-        rows.append((instr, r))
+        instr, polls, wakes, r = measure(binary, where, consumers, peer, cap, per_run)
+        points.append((1 / r, instr))
         print(f"{cap:6d} {instr:7.1f} {polls:7.3f} {wakes:7.3f} {r:7.1f}")
-    # Least squares of instr = a + b * (1/R).
-    xs = [1 / r for _, r in rows]
-    ys = [i for i, _ in rows]
-    n = len(rows)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    if sxx == 0:
-        sys.exit("rounds.py: every capacity gave the same R; nothing to fit")
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    a = my - b * mx
-    worst = max(abs(a + b * x - y) for x, y in zip(xs, ys))
+    # instr = a + b * (1/R)
+    a, b, worst = fit(points)
     print(f"fit: {a:.0f} instructions per value + {b:.0f} per round "
           f"(largest residual {worst:.1f} per value)")
 
