@@ -1246,6 +1246,47 @@ fn ring_claim_from_the_word_another_consumer_saw_ready() {
     seen.assert_both("both consumers got a value / not both");
 }
 
+/// mpmc: a producer claims a slot below the limit another producer stored
+/// beside `tail` (the slots it saw free right after its own claim),
+/// without reading the slot's stamp itself. bounded(2) is filled and a
+/// consumer thread takes both values while the first producer and a clone
+/// in another thread `try_send` one value each into the next lap. The
+/// consumer's read of a slot reaches the second producer's write there
+/// only through that limit (stored with Release, loaded with Acquire);
+/// with either side Relaxed loom reports the write as racing the read.
+/// Every value that went in arrives once. Asserts loom explored both sends
+/// succeeding and not.
+#[test]
+fn ring_claim_below_the_limit_another_producer_saw_free() {
+    let seen = Seen::default();
+    let s = seen.clone();
+    model(move || {
+        let (tx, rx) = mpmc::bounded::<u32>(2);
+        tx.try_send(1).unwrap();
+        tx.try_send(2).unwrap();
+        let rx_c = rx.clone();
+        let c = thread::spawn(move || (0..2).filter_map(|_| rx_c.try_recv().ok()).collect());
+        let tx_b = tx.clone();
+        let b = thread::spawn(move || tx_b.try_send(4).is_ok());
+        let a_sent = tx.try_send(3).is_ok();
+        let c: Vec<u32> = c.join().unwrap();
+        let b_sent = b.join().unwrap();
+        let mut all = c.clone();
+        while let Ok(v) = rx.try_recv() {
+            all.push(v);
+        }
+        s.mark(a_sent && b_sent);
+        assert!(c.windows(2).all(|w| w[0] < w[1]), "out of order: {c:?}");
+        all.sort_unstable();
+        let mut sent = vec![1, 2];
+        sent.extend(a_sent.then_some(3));
+        sent.extend(b_sent.then_some(4));
+        assert_eq!(all, sent, "lost or duplicated");
+        assert!(tx.is_empty());
+    });
+    seen.assert_both("both later sends went in / not both");
+}
+
 /// A batch receive races a consumer and the producer: one consumer takes up
 /// to two values with `try_recv_many` (under the lock, while the other
 /// consumer's `try_recv` and the producer's `try_send`s use the ring's fast

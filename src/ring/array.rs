@@ -159,11 +159,33 @@ struct Tail {
     /// `Send`): no one else touches it, so it needs no synchronisation of
     /// its own. Unused where producers compete (`try_push_shared`).
     ahead: UnsafeCell<Ahead>,
+    /// Where producers compete (mpmc; unused by spmc): a position up to
+    /// which (not included) slots were seen free, for claims without a
+    /// stamp load ([`Array::try_push_shared`]). Stored with Release by a
+    /// producer after its claim at `p` moved `tail` to `p + 1` and it saw
+    /// the slots from `p + 1` to here (at most [`SHARED_AHEAD_MAX`], within `p`'s
+    /// lap) free for their positions (Acquire loads of their stamps). A
+    /// claim at `q` with `q < limit` that succeeds may use `q`'s slot:
+    /// loaded with Acquire before it, this word orders that producer's
+    /// claim before this one, so `tail` (which only moves forward) went
+    /// from `p + 1` to `q`, `q` lies in the range seen free, and nothing
+    /// filled its slot since (only a claim past `q` does). 0 at first:
+    /// below every claim's range check.
+    limit: AtomicUsize,
 }
 
 /// How many slots ahead a producer's look counts at most ([`Ahead`]): one
 /// look per this many pushes, however large the ring.
 const AHEAD_MAX: usize = 64;
+
+/// How many slots ahead a look counts at most where producers compete
+/// (`Tail::limit`). Fewer than one producer's [`AHEAD_MAX`]: on the 2-core
+/// VM, with 4 producers on tokio's 4 workers, smol's 4 threads and threads
+/// (`bounded(64)`, 4 consumers), 64 made the median run 10-25% slower than
+/// no look at all (while the producers' claims run in parallel, a look
+/// reads the stamps' lines back from the consumers' cores), and 8 or 16
+/// made it 10-20% faster (BENCHMARKS.md, History).
+const SHARED_AHEAD_MAX: usize = 16;
 
 /// What the spmc producer knows of the ring from its last lock-free push.
 ///
@@ -212,6 +234,7 @@ impl<T> Array<T> {
             tail: Padded(Tail {
                 word: AtomicUsize::new(0),
                 ahead: UnsafeCell::new(Ahead::NONE),
+                limit: AtomicUsize::new(0),
             }),
             slots: Slots::new(cap),
             cap,
@@ -270,6 +293,31 @@ impl<T> Array<T> {
                 .add(n * stride)
                 .cast::<Slot<T>>()
         }
+    }
+
+    /// How many slots after `slot` (the one at `pos`, just claimed) in its
+    /// lap their readers of the last lap are done with (Acquire: each
+    /// reader's read of its value happens before whatever the caller then
+    /// writes there), up to `max`. The loads do not depend on one
+    /// another, so they overlap. Readers finish out of order, so the count
+    /// stops at the first slot still in use. (Within the lap, a slot's
+    /// position is `pos` plus its distance from `pos`'s slot.)
+    #[inline(always)]
+    fn free_after(&self, pos: usize, slot: &Slot<T>, max: usize) -> usize {
+        let ahead = (self.last - (pos & self.mask)).min(max);
+        // Read once: the loads below would make the compiler read it again
+        // at every step.
+        let stride = self.slots.stride;
+        let mut free = 0;
+        while free < ahead
+            && Self::slot_after(slot, stride, free + 1)
+                .stamp
+                .load(Ordering::Acquire)
+                == pos + free + 1
+        {
+            free += 1;
+        }
+        free
     }
 
     /// The position after `pos`.
@@ -394,25 +442,7 @@ impl<T> Array<T> {
         // nothing before the stamp below says the slot is ready.
         slot.value.with_mut(|c| unsafe { (*c).write(value) });
         slot.stamp.store(pos + 1, Ordering::Release);
-        // The slots after this one in its lap that their readers of the
-        // last lap are done with (Acquire, as above), up to `AHEAD_MAX`;
-        // those loads do not depend on one another, so they overlap.
-        // Readers finish out of order, so the count stops at the first slot
-        // still in use. (Within the lap, a slot's position is `pos` plus
-        // its distance from `pos`'s slot.)
-        let ahead = (self.last - (pos & self.mask)).min(AHEAD_MAX);
-        // Read once: the loads below would make the compiler read it again
-        // at every step.
-        let stride = self.slots.stride;
-        let mut free = 0;
-        while free < ahead
-            && Self::slot_after(slot, stride, free + 1)
-                .stamp
-                .load(Ordering::Acquire)
-                == pos + free + 1
-        {
-            free += 1;
-        }
+        let free = self.free_after(pos, slot, AHEAD_MAX);
         // Written only if it says something: with no slot free ahead (and
         // always on `bounded(1)`) the record stays at "none", and the line
         // `tail` is on sees no store but the claim's.
@@ -428,15 +458,60 @@ impl<T> Array<T> {
     /// writes and stamps it. `Err` (value back) if `SLOW` is set or the ring
     /// has no room beyond the slots reserved for grants. Out of line: the
     /// loop would make every caller's fast path save registers.
+    ///
+    /// Where the shared record says the slot and the reserved room beyond
+    /// it were seen free (`Tail::limit`), the claim follows the load of
+    /// `tail` with no stamp load in between (the record's load does not
+    /// depend on `tail`'s, so the two overlap); otherwise
+    /// [`try_push_shared_looking`](Self::try_push_shared_looking) reads the
+    /// stamps, as spmc's producer does after its own record ([`Ahead`]).
     #[inline(never)]
     pub(super) fn try_push_shared(&self, value: T) -> Result<(), T> {
-        // One attempt here, without a loop (so with few registers to
-        // save); a lost claim and another producer's move retry in
-        // `push_shared_from`.
         let word = self.tail.0.word.load(Ordering::Relaxed);
+        // Acquire: see `Tail::limit`.
+        let limit = self.tail.0.limit.load(Ordering::Acquire);
         if word & SLOW != 0 {
             return Err(value);
         }
+        let pos = word >> FLAG_BITS;
+        let reserved = (word & RESERVED) / RESERVED_ONE;
+        // Slots `pos` to `pos + reserved` lie below `limit` (in `pos`'s
+        // lap: a limit from an earlier lap, behind `pos`, wraps to a
+        // distance above `cap`).
+        let seen = limit.wrapping_sub(pos);
+        if seen > reserved && seen <= self.cap {
+            let next = (self.next(pos) << FLAG_BITS) | (word & RESERVED);
+            return match self.tail.0.word.compare_exchange_weak(
+                word,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    // SAFETY: the claim succeeded at `pos` below `limit`, so
+                    // the slot was seen free for `pos` and is still (see
+                    // `Tail::limit`); the claim makes this producer its only
+                    // writer, and nobody reads it before the stamp below.
+                    let slot = self.slot(pos);
+                    slot.value.with_mut(|c| unsafe { (*c).write(value) });
+                    slot.stamp.store(pos + 1, Ordering::Release);
+                    Ok(())
+                }
+                Err(now) => self.push_shared_from(value, sync::lost_claim(word, now, 0)),
+            };
+        }
+        self.try_push_shared_looking(value, word)
+    }
+
+    /// [`try_push_shared`](Self::try_push_shared) from the stamps: the
+    /// slot's at `tail` (read as `word`, no `SLOW`) and, with slots
+    /// reserved, the last reserved one's; a push that succeeds then counts
+    /// the free slots after its own for the pushes after it
+    /// (`Tail::limit`). One attempt, without a loop (so with few registers
+    /// to save); a lost claim and another producer's move retry in
+    /// [`push_shared_from`](Self::push_shared_from).
+    #[inline(always)]
+    fn try_push_shared_looking(&self, value: T, word: usize) -> Result<(), T> {
         let pos = word >> FLAG_BITS;
         let slot = self.slot(pos);
         // Acquire: the consumer of the last lap has read its value out.
@@ -464,6 +539,13 @@ impl<T> Array<T> {
                 // SAFETY: as in `push_shared_from`.
                 slot.value.with_mut(|c| unsafe { (*c).write(value) });
                 slot.stamp.store(pos + 1, Ordering::Release);
+                let free = self.free_after(pos, slot, SHARED_AHEAD_MAX);
+                // Only if it says something (never on `bounded(1)`): the
+                // line `tail` is on then sees no other store.
+                if free != 0 {
+                    // Release: see `Tail::limit`.
+                    self.tail.0.limit.store(pos + 1 + free, Ordering::Release);
+                }
                 Ok(())
             }
             Err(now) => self.push_shared_from(value, sync::lost_claim(word, now, 0)),
@@ -909,6 +991,36 @@ mod tests {
         assert!(a.try_push(4).is_ok());
         assert_eq!(a.len(), 4);
         assert_eq!((pop(&a), pop(&a), pop(&a), pop(&a)), (1, 2, 3, 4));
+    }
+
+    /// Where producers compete, the limit beside `tail` (`Tail::limit`)
+    /// follows the pushes that look: the first push counts the slots after
+    /// its own, the pushes below the limit claim without a stamp load, and
+    /// a limit left from an earlier lap is not used: the slot it covered
+    /// there may still hold that lap's value (here the second), which a
+    /// claim from it would write over.
+    #[test]
+    fn the_shared_limit_covers_slots_seen_free_in_this_lap_only() {
+        let a = Array::<u32>::new(2);
+        let limit = |a: &Array<u32>| a.tail.0.limit.load(Ordering::Relaxed);
+        assert!(a.try_push_shared(1).is_ok());
+        assert_eq!(limit(&a), 2, "the slot after the first, up to position 2");
+        assert!(a.try_push_shared(2).is_ok());
+        assert_eq!(a.try_push_shared(3), Err(3), "full");
+        assert_eq!(pop(&a), 1);
+        // Lap 1 (positions 4 and 5): the first slot is free again, the
+        // second still holds 2, and the limit is lap 0's.
+        assert!(a.try_push_shared(3).is_ok());
+        assert_eq!(limit(&a), 2, "nothing seen free after position 4");
+        assert_eq!(a.try_push_shared(4), Err(4), "full: 2 is still there");
+        assert_eq!(pop(&a), 2);
+        assert!(a.try_push_shared(4).is_ok(), "it looks, and finds room");
+        assert_eq!((pop(&a), pop(&a)), (3, 4));
+        // Lap 2: a push at position 8 sees position 9's slot free.
+        assert!(a.try_push_shared(5).is_ok());
+        assert_eq!(limit(&a), 10);
+        assert!(a.try_push_shared(6).is_ok());
+        assert_eq!((pop(&a), pop(&a)), (5, 6));
     }
 
     /// The layout `bounded`'s docs state: a 64-byte line per small slot up
