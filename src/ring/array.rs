@@ -529,12 +529,14 @@ impl<T> Array<T> {
             return Err(value);
         }
         let next = (self.next(pos) << FLAG_BITS) | (word & RESERVED);
-        match self.tail.0.word.compare_exchange_weak(
-            word,
-            next,
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        ) {
+        // Strong: a spurious failure (under Miri, say) would skip the count
+        // below, and the pushes after this one would look again.
+        match self
+            .tail
+            .0
+            .word
+            .compare_exchange(word, next, Ordering::AcqRel, Ordering::Relaxed)
+        {
             Ok(_) => {
                 // SAFETY: as in `push_shared_from`.
                 slot.value.with_mut(|c| unsafe { (*c).write(value) });
