@@ -175,8 +175,14 @@ struct Tail {
 }
 
 /// How many slots ahead a producer's look counts at most ([`Ahead`]): one
-/// look per this many pushes, however large the ring.
-const AHEAD_MAX: usize = 64;
+/// look per this many pushes, however large the ring. Where consumers run
+/// on other cores, each stamp the look reads is a line fetched back from a
+/// consumer's core, and a long look is most of a push's time: on the 2-core
+/// VM, `bounded(64)`, 32 against 64 made threads 1c-8c 5-11% faster and
+/// smol 4c/8c 7-18%, tokio current-thread level, 64-value bursts on one
+/// thread 1-2.5% slower (a second look per burst); 16 and 8 measured about
+/// as 32 on threads, a little slower on one thread (BENCHMARKS.md, History).
+const AHEAD_MAX: usize = 32;
 
 /// How many slots ahead a look counts at most where producers compete
 /// (`Tail::limit`). Fewer than one producer's [`AHEAD_MAX`]: on the 2-core
