@@ -462,8 +462,10 @@ impl<T> Array<T> {
     /// slot at `tail` with a compare-and-swap (which fails if another
     /// producer claimed it first, or the core changed the flags), then
     /// writes and stamps it. `Err` (value back) if `SLOW` is set or the ring
-    /// has no room beyond the slots reserved for grants. Out of line: the
-    /// loop would make every caller's fast path save registers.
+    /// has no room beyond the slots reserved for grants. Out of line, its
+    /// retry loop further out ([`push_shared_from`](Self::push_shared_from)),
+    /// so that the callers' fast paths save no registers for it (in line in
+    /// `Ring::try_push_shared` it measured no faster: BENCHMARKS.md, History).
     ///
     /// Where the shared record says the slot and the reserved room beyond
     /// it were seen free (`Tail::limit`), the claim follows the load of
