@@ -379,7 +379,9 @@ impl<T> Chan<T> {
     /// If the storage of a bounded channel cannot be allocated.
     pub(crate) fn new(cap: Option<usize>, flavor: Flavor) -> Self {
         let ring = match cap {
-            Some(c) if c > 0 && c <= ring::MAX_CAP => Some(Ring::bounded(c)),
+            Some(c) if c > 0 && c <= ring::MAX_CAP => {
+                Some(Ring::bounded(c, flavor == Flavor::Mpmc))
+            }
             Some(_) => None,
             None => Some(Ring::unbounded()),
         };

@@ -120,11 +120,13 @@ pub(crate) enum Ring<T> {
 }
 
 impl<T> Ring<T> {
+    /// `shared`: producers compete (mpmc).
+    ///
     /// # Panics
     ///
     /// If the slots cannot be allocated.
-    pub(crate) fn bounded(cap: usize) -> Self {
-        Ring::Array(Array::new(cap))
+    pub(crate) fn bounded(cap: usize, shared: bool) -> Self {
+        Ring::Array(Array::new(cap, shared))
     }
 
     pub(crate) fn unbounded() -> Self {

@@ -115,6 +115,10 @@ pub(crate) struct Array<T> {
     mask: usize,
     /// `cap - 1`: the last index of a lap.
     last: usize,
+    /// How many slots ahead of its claim a consumer prefetches:
+    /// [`PREFETCH_AHEAD`] where one producer fills the ring and the lap is
+    /// long enough, else 0 (none).
+    prefetch: usize,
 }
 
 /// `head`, and beside it on its line what the last consumer saw of the
@@ -145,6 +149,26 @@ struct Head {
 /// A pop that found no word to claim from looks ahead at one position in
 /// this many (a power of two).
 const LOOK_EVERY: usize = 4;
+
+/// How many positions after its claim a consumer of a one-producer ring
+/// asks the CPU to fetch the slot of ([`Array::prefetch`]).
+///
+/// Each pop's claim is a locked instruction, which waits for the loads
+/// before it; where the producer runs on another core, the slot a pop reads
+/// is a line that core wrote last, so each pop waited a line transfer
+/// (73-96 ns one way on the 2-core VM) for its own slot or for the look at
+/// the next one (`look_ahead`). A prefetch is no load: the line comes while
+/// the next pops run. On the 2-core VM, `bounded(64)`, against no prefetch
+/// (`profile_row`, first quartiles, alternated in one run): threads 1c-8c
+/// 4.9-5.1 -> 2.8-3.5 ms, a sync producer into tokio 1c/8c 871/826 ->
+/// 658/613 us, an async producer into threads 4c 810 -> 470, tokio
+/// current-thread level; tokio 4 workers and smol with 2-8 consumers 1.5-1.9x
+/// faster in most runs, but 10-30% slower in one (the VM's speed modes:
+/// BENCHMARKS.md, History). 4 measured a little slower on threads; 6 and 8
+/// slower than 5 (a line asked for before the producer wrote it goes back
+/// to the producer's core). Not where producers compete: there it made
+/// tokio 4 workers and smol 4P/4C 1.3-1.8x slower.
+const PREFETCH_AHEAD: usize = 5;
 
 /// Never a `head` word of an array: `HAS_NEXT` (bit 3) is an unbounded
 /// ring's flag.
@@ -226,10 +250,12 @@ unsafe impl<T: Send> Send for Array<T> {}
 unsafe impl<T: Send> Sync for Array<T> {}
 
 impl<T> Array<T> {
+    /// `shared`: producers compete (mpmc), so consumers do not prefetch.
+    ///
     /// # Panics
     ///
     /// If the slots cannot be allocated.
-    pub(super) fn new(cap: usize) -> Self {
+    pub(super) fn new(cap: usize, shared: bool) -> Self {
         debug_assert!(cap > 0 && cap <= MAX_CAP);
         Array {
             head: Padded(Head {
@@ -247,6 +273,13 @@ impl<T> Array<T> {
             one_lap: (cap + 1).next_power_of_two(),
             mask: (cap + 1).next_power_of_two() - 1,
             last: cap - 1,
+            // In a short lap the slot ahead is one just read or about to
+            // be written.
+            prefetch: if !shared && cap > 2 * PREFETCH_AHEAD {
+                PREFETCH_AHEAD
+            } else {
+                0
+            },
         }
     }
 
@@ -690,6 +723,7 @@ impl<T> Array<T> {
             let after = self.after(pos, slot);
             match self.claim(ready, pos, slot, 0) {
                 Ok(value) => {
+                    self.prefetch(pos);
                     self.look_ahead(ready, after, ready);
                     return Pop::Value(value, false);
                 }
@@ -714,6 +748,7 @@ impl<T> Array<T> {
             let look = self.last != 0 && (ready != NO_WORD || pos % LOOK_EVERY == 0);
             let after = look.then(|| self.after(pos, slot));
             if let Ok(value) = self.claim(word, pos, slot, 0) {
+                self.prefetch(pos);
                 if let Some(after) = after {
                     self.look_ahead(word, after, ready);
                 }
@@ -828,6 +863,46 @@ impl<T> Array<T> {
         // every time.
         if next != ready {
             self.head.0.ready.store(next, Ordering::Release);
+        }
+    }
+
+    /// The slot [`prefetch`](Self::prefetch) asks for after a claim at
+    /// `pos`: the one `self.prefetch` indexes on in the same lap; `None`
+    /// past the lap's last index and where consumers do not prefetch.
+    /// (Going on into the next lap's first slots measured slower on the
+    /// 2-core VM: tokio 4 workers `bounded(64)` 4c 520 -> 671 us, smol 742
+    /// -> 997, first quartiles, alternated in one run; there the producer
+    /// has just looked again, at the lap's end, and is less far ahead.)
+    #[inline(always)]
+    fn slot_to_prefetch(&self, pos: usize) -> Option<&Slot<T>> {
+        let index = (pos & self.mask) + self.prefetch;
+        if self.prefetch == 0 || index > self.last {
+            return None;
+        }
+        // An index below `cap` is the index part of itself as a position.
+        Some(self.slot(index))
+    }
+
+    /// After a claim at `pos` by [`pop_once`](Self::pop_once): asks the CPU
+    /// to fetch the line of a slot a few pops ahead ([`PREFETCH_AHEAD`]),
+    /// so that the pop that reads it finds it in cache. A hint only: no
+    /// load, nothing waits for it, and the stamp is read as before. x86-64
+    /// only (the prefetch intrinsic is unstable elsewhere); not under loom
+    /// or Miri, which model memory accesses, not caches.
+    #[inline(always)]
+    fn prefetch(&self, pos: usize) {
+        if let Some(slot) = self.slot_to_prefetch(pos) {
+            #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+            // SAFETY: SSE, which the intrinsic needs, is part of every
+            // x86-64 CPU; a prefetch reads and writes nothing (an address
+            // it cannot fetch is dropped, never a fault), and this one is
+            // a slot of the array anyway.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>((slot as *const Slot<T>).cast());
+            }
+            #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+            let _ = slot;
         }
     }
 
@@ -948,7 +1023,7 @@ impl<T> Drop for Array<T> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{Array, Lined, Slot, LINED_MAX};
+    use super::{Array, Lined, Slot, LINED_MAX, PREFETCH_AHEAD};
     use crate::ring::{Pop, SLOW};
     use std::mem::{align_of, size_of};
     use std::sync::atomic::Ordering;
@@ -967,7 +1042,7 @@ mod tests {
     /// sends the next push to look again.
     #[test]
     fn the_producers_record_counts_free_slots_ahead() {
-        let a = Array::<u32>::new(4);
+        let a = Array::<u32>::new(4, false);
         assert!(a.try_push(1).is_ok());
         assert_eq!(a.ahead().free, 3, "the three slots after the first");
         assert!(a.try_push(2).is_ok() && a.try_push(3).is_ok() && a.try_push(4).is_ok());
@@ -990,7 +1065,7 @@ mod tests {
     /// (`SLOW`) fails the claim the same way.
     #[test]
     fn a_push_from_a_stale_record_looks_again() {
-        let a = Array::<u32>::new(4);
+        let a = Array::<u32>::new(4, false);
         assert!(a.try_push(1).is_ok());
         a.push_locked(2);
         assert!(a.try_push(3).is_ok());
@@ -1011,7 +1086,7 @@ mod tests {
     /// claim from it would write over.
     #[test]
     fn the_shared_limit_covers_slots_seen_free_in_this_lap_only() {
-        let a = Array::<u32>::new(2);
+        let a = Array::<u32>::new(2, false);
         let limit = |a: &Array<u32>| a.tail.0.limit.load(Ordering::Relaxed);
         assert!(a.try_push_shared(1).is_ok());
         assert_eq!(limit(&a), 2, "the slot after the first, up to position 2");
@@ -1044,7 +1119,7 @@ mod tests {
             (64, 64)
         );
         for cap in [1, 64, LINED_MAX] {
-            let a = Array::<usize>::new(cap);
+            let a = Array::<usize>::new(cap, false);
             assert!(a.slots.lined, "cap {cap}");
             assert_eq!(a.slots.stride, 64);
             assert_eq!(
@@ -1053,11 +1128,40 @@ mod tests {
                 "cap {cap}: not line-aligned"
             );
         }
-        let dense = Array::<usize>::new(LINED_MAX + 1);
+        let dense = Array::<usize>::new(LINED_MAX + 1, false);
         assert!(!dense.slots.lined);
         assert_eq!(dense.slots.stride, 16);
-        let large = Array::<[u64; 9]>::new(8);
+        let large = Array::<[u64; 9]>::new(8, false);
         assert!(!large.slots.lined);
         assert_eq!(large.slots.stride, size_of::<Slot<[u64; 9]>>());
+    }
+
+    /// A consumer of a one-producer ring prefetches the slot
+    /// `PREFETCH_AHEAD` indexes after its claim's, within the lap; where
+    /// producers compete, or in a lap too short for it, it prefetches
+    /// nothing.
+    #[test]
+    fn consumers_prefetch_a_few_slots_ahead_on_one_producer_rings_only() {
+        let cap = 3 * PREFETCH_AHEAD;
+        let a = Array::<u32>::new(cap, false);
+        let mut pos = 0;
+        for n in 0..2 * cap {
+            let index = n % cap;
+            match a.slot_to_prefetch(pos) {
+                Some(ahead) => {
+                    assert!(index + PREFETCH_AHEAD < cap, "claim {n}: past the lap");
+                    assert!(
+                        std::ptr::eq(ahead, a.slot(index + PREFETCH_AHEAD)),
+                        "claim {n}"
+                    );
+                }
+                None => assert!(index + PREFETCH_AHEAD >= cap, "claim {n}: none"),
+            }
+            pos = a.next(pos);
+        }
+        assert!(Array::<u32>::new(cap, true).slot_to_prefetch(0).is_none());
+        assert!(Array::<u32>::new(2 * PREFETCH_AHEAD, false)
+            .slot_to_prefetch(0)
+            .is_none());
     }
 }
