@@ -723,7 +723,7 @@ impl<T> Array<T> {
             let after = self.after(pos, slot);
             match self.claim(ready, pos, slot, 0) {
                 Ok(value) => {
-                    self.prefetch(pos);
+                    self.prefetch(pos, slot);
                     self.look_ahead(ready, after, ready);
                     return Pop::Value(value, false);
                 }
@@ -748,7 +748,7 @@ impl<T> Array<T> {
             let look = self.last != 0 && (ready != NO_WORD || pos % LOOK_EVERY == 0);
             let after = look.then(|| self.after(pos, slot));
             if let Ok(value) = self.claim(word, pos, slot, 0) {
-                self.prefetch(pos);
+                self.prefetch(pos, slot);
                 if let Some(after) = after {
                     self.look_ahead(word, after, ready);
                 }
@@ -867,31 +867,32 @@ impl<T> Array<T> {
     }
 
     /// The slot [`prefetch`](Self::prefetch) asks for after a claim at
-    /// `pos`: the one `self.prefetch` indexes on in the same lap; `None`
-    /// past the lap's last index and where consumers do not prefetch.
+    /// `pos` (whose slot is `slot`): the one `self.prefetch` indexes on in
+    /// the same lap, one addition away ([`slot_after`](Self::slot_after));
+    /// `None` past the lap's last index and where consumers do not
+    /// prefetch.
     /// (Going on into the next lap's first slots measured slower on the
     /// 2-core VM: tokio 4 workers `bounded(64)` 4c 520 -> 671 us, smol 742
     /// -> 997, first quartiles, alternated in one run; there the producer
     /// has just looked again, at the lap's end, and is less far ahead.)
     #[inline(always)]
-    fn slot_to_prefetch(&self, pos: usize) -> Option<&Slot<T>> {
-        let index = (pos & self.mask) + self.prefetch;
-        if self.prefetch == 0 || index > self.last {
+    fn slot_to_prefetch<'a>(&'a self, pos: usize, slot: &'a Slot<T>) -> Option<&'a Slot<T>> {
+        if self.prefetch == 0 || (pos & self.mask) + self.prefetch > self.last {
             return None;
         }
-        // An index below `cap` is the index part of itself as a position.
-        Some(self.slot(index))
+        Some(Self::slot_after(slot, self.slots.stride, self.prefetch))
     }
 
-    /// After a claim at `pos` by [`pop_once`](Self::pop_once): asks the CPU
-    /// to fetch the line of a slot a few pops ahead ([`PREFETCH_AHEAD`]),
-    /// so that the pop that reads it finds it in cache. A hint only: no
+    /// After a claim at `pos` (its slot `slot`) by
+    /// [`pop_once`](Self::pop_once): asks the CPU to fetch the line of a
+    /// slot a few pops ahead ([`PREFETCH_AHEAD`]), so that the pop that
+    /// reads it finds it in cache. A hint only: no
     /// load, nothing waits for it, and the stamp is read as before. x86-64
     /// only (the prefetch intrinsic is unstable elsewhere); not under loom
     /// or Miri, which model memory accesses, not caches.
     #[inline(always)]
-    fn prefetch(&self, pos: usize) {
-        if let Some(slot) = self.slot_to_prefetch(pos) {
+    fn prefetch(&self, pos: usize, slot: &Slot<T>) {
+        if let Some(slot) = self.slot_to_prefetch(pos, slot) {
             #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
             // SAFETY: SSE, which the intrinsic needs, is part of every
             // x86-64 CPU; a prefetch reads and writes nothing (an address
@@ -1147,7 +1148,7 @@ mod tests {
         let mut pos = 0;
         for n in 0..2 * cap {
             let index = n % cap;
-            match a.slot_to_prefetch(pos) {
+            match a.slot_to_prefetch(pos, a.slot(pos)) {
                 Some(ahead) => {
                     assert!(index + PREFETCH_AHEAD < cap, "claim {n}: past the lap");
                     assert!(
@@ -1159,9 +1160,9 @@ mod tests {
             }
             pos = a.next(pos);
         }
-        assert!(Array::<u32>::new(cap, true).slot_to_prefetch(0).is_none());
-        assert!(Array::<u32>::new(2 * PREFETCH_AHEAD, false)
-            .slot_to_prefetch(0)
-            .is_none());
+        let shared = Array::<u32>::new(cap, true);
+        assert!(shared.slot_to_prefetch(0, shared.slot(0)).is_none());
+        let short = Array::<u32>::new(2 * PREFETCH_AHEAD, false);
+        assert!(short.slot_to_prefetch(0, short.slot(0)).is_none());
     }
 }
