@@ -1087,7 +1087,7 @@ mod tests {
     /// claim from it would write over.
     #[test]
     fn the_shared_limit_covers_slots_seen_free_in_this_lap_only() {
-        let a = Array::<u32>::new(2, false);
+        let a = Array::<u32>::new(2, true);
         let limit = |a: &Array<u32>| a.tail.0.limit.load(Ordering::Relaxed);
         assert!(a.try_push_shared(1).is_ok());
         assert_eq!(limit(&a), 2, "the slot after the first, up to position 2");
