@@ -119,9 +119,11 @@ impl<T> Receiver<T> {
         self.h.recv(Some(deadline))
     }
 
-    /// Waits for at least one value, then appends up to `limit` values to
-    /// `buf` under one lock acquisition. Returns how many were appended; 0
-    /// means the channel is disconnected and drained (or `limit` is 0).
+    /// Waits for at least one value, then appends it and whatever else is
+    /// ready, up to `limit` values in all, to `buf` in the order received.
+    /// Returns how many were appended; 0 means the channel is disconnected
+    /// and drained (or `limit` is 0). Other receivers may take values in
+    /// between (each value still goes to exactly one receiver).
     ///
     /// ```
     /// let (mut tx, rx) = amphi::spmc::unbounded();

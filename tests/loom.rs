@@ -1288,10 +1288,10 @@ fn ring_claim_below_the_limit_another_producer_saw_free() {
 }
 
 /// A batch receive races a consumer and the producer: one consumer takes up
-/// to two values with `try_recv_many` (under the lock, while the other
-/// consumer's `try_recv` and the producer's `try_send`s use the ring's fast
-/// paths), into bounded(2). Every value is received once, each consumer's in
-/// order.
+/// to two values with `try_recv_many` (claim by claim on the ring's fast
+/// path, as the other consumer's `try_recv` does, while the producer's
+/// `try_send`s use theirs), into bounded(2). Every value is received once,
+/// each consumer's in order.
 #[test]
 fn ring_batch_receive_races_a_consumer_and_the_producer() {
     let seen = Seen::default();
