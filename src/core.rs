@@ -1955,6 +1955,8 @@ impl<T> Chan<T> {
     #[inline]
     pub(crate) fn try_recv(&self) -> Result<T, TryRecvError> {
         if let Some(ring) = &self.ring {
+            // `popped`'s arms written out: through it this path took ~2.5
+            // instructions more per value (callgrind).
             match ring.pop_once() {
                 Pop::Value(v, false) => return Ok(v),
                 Pop::Value(v, true) => return Ok(self.serve_sender_after(v)),
@@ -1973,13 +1975,25 @@ impl<T> Chan<T> {
     #[inline(never)]
     fn try_recv_again(&self) -> Result<T, TryRecvError> {
         let ring = self.ring.as_ref().expect("only ring channels try again");
-        match ring.pop(false) {
+        match self.popped(ring.pop(false)) {
+            Some(r) => r,
+            None => self.try_recv_locked(),
+        }
+    }
+
+    /// What a ring's answer means to a receive that does not wait: the
+    /// value (serving a sender that waits for the room it left), empty or
+    /// disconnected; `None` where the ring sends the receive to the lock
+    /// (`Slow`, or a claim loop's `Again`).
+    #[inline(always)]
+    fn popped(&self, pop: Pop<T>) -> Option<Result<T, TryRecvError>> {
+        Some(match pop {
             Pop::Value(v, false) => Ok(v),
             Pop::Value(v, true) => Ok(self.serve_sender_after(v)),
             Pop::Empty(false) => Err(TryRecvError::Empty),
             Pop::Empty(true) => Err(TryRecvError::Disconnected),
-            Pop::Slow | Pop::Again => self.try_recv_locked(),
-        }
+            Pop::Slow | Pop::Again => return None,
+        })
     }
 
     /// A take that freed a slot a sender waits for (a pop from the ring
@@ -2065,11 +2079,10 @@ impl<T> Chan<T> {
                     Pop::Again => ring.pop(false),
                     pop => pop,
                 };
-                match pop {
-                    Pop::Value(v, false) => buf.push(v),
-                    Pop::Value(v, true) => buf.push(self.serve_sender_after(v)),
-                    Pop::Empty(_) => return n,
-                    Pop::Slow | Pop::Again => break,
+                match self.popped(pop) {
+                    Some(Ok(v)) => buf.push(v),
+                    Some(Err(_)) => return n,
+                    None => break,
                 }
                 n += 1;
             }
