@@ -2723,3 +2723,44 @@ impl<T> Chan<T> {
         d.run();
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::{Chan, Flavor};
+    use std::sync::mpsc;
+    use std::thread;
+    use std::time::Duration;
+
+    /// A batch receive on a bounded ring takes ready values on the ring's
+    /// fast path, as `try_recv` does, not under the core lock: here it
+    /// finishes while another thread holds the lock (through it, it would
+    /// wait for the lock and the test would time out). Both flavors.
+    #[test]
+    fn batch_receive_on_a_bounded_ring_takes_ready_values_without_the_lock() {
+        for flavor in [Flavor::Spmc, Flavor::Mpmc] {
+            let chan = Chan::<u32>::new(Some(8), flavor);
+            for v in 0..5 {
+                assert!(chan.try_send(v).is_ok());
+            }
+            let st = chan.lock();
+            let (done, took) = mpsc::channel();
+            thread::scope(|s| {
+                s.spawn(|| {
+                    let mut buf = Vec::new();
+                    let n = chan.try_recv_many(&mut buf, 3);
+                    done.send((n, buf)).unwrap();
+                });
+                let got = took.recv_timeout(Duration::from_secs(20));
+                drop(st);
+                assert_eq!(
+                    got.expect("the batch receive waited for the lock"),
+                    (3, vec![0, 1, 2]),
+                    "{flavor:?}"
+                );
+            });
+            let mut rest = Vec::new();
+            assert_eq!(chan.try_recv_many(&mut rest, 8), 2);
+            assert_eq!(rest, [3, 4]);
+        }
+    }
+}
