@@ -448,7 +448,15 @@ impl<T> Chan<T> {
     fn has_space(&self, st: &State<T>) -> bool {
         self.exclude_senders();
         let queued = match &self.ring {
-            Some(ring) => st.queue.len() + ring.len_stable(),
+            Some(ring) => {
+                let n = ring.len_stable();
+                // A full ring, what a sender about to wait most often finds,
+                // needs no more counting.
+                if n >= st.cap {
+                    return false;
+                }
+                st.queue.len() + n
+            }
             None => st.queue.len(),
         };
         self.fits(st, queued)
